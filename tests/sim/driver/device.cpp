@@ -1,0 +1,386 @@
+#include "device.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "../common/error_table.h"
+#include "tool_events.h"
+
+namespace simcuda {
+namespace {
+
+thread_local Stream* per_thread_stream = nullptr;
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// What a kernel body is running, for simcuda_device_assert/fault on the worker thread.
+thread_local Kernel* running_kernel = nullptr;
+
+bool blocking(const Stream* s) { return (s->flags & CU_STREAM_NON_BLOCKING) == 0; }
+
+}  // namespace
+
+Kernel* current_device_kernel() { return running_kernel; }
+
+Device& Device::get() {
+  // Never destroyed: worker threads outlive static destruction at exit.
+  static Device* device = new Device;
+  return *device;
+}
+
+Device::Device() {
+  std::lock_guard lock(mutex_);
+  legacy_ = new_stream_locked(0, /*legacy=*/true);
+}
+
+Stream* Device::new_stream_locked(unsigned flags, bool legacy) {
+  auto* stream = new Stream;
+  stream->id = next_stream_id_++;
+  stream->flags = flags;
+  stream->legacy = legacy;
+  streams_.push_back(stream);
+  stream->worker = std::thread([this, stream] { worker_loop(stream); });
+  stream->worker.detach();
+  return stream;
+}
+
+CUresult Device::observe_error() {
+  if (!faulted()) return CUDA_SUCCESS;
+  std::lock_guard lock(mutex_);
+  flush_messages_locked();
+  return static_cast<CUresult>(sticky_.load());
+}
+
+void Device::flush_messages_locked() {
+  // The driver prints the device's assertion lines when the host learns of the fault.
+  for (const std::string& line : pending_messages_) {
+    const char* p = line.data();
+    size_t left = line.size();
+    while (left > 0) {
+      ssize_t n = ::write(STDERR_FILENO, p, left);
+      if (n <= 0) break;
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+  }
+  pending_messages_.clear();
+}
+
+Stream* Device::resolve(CUstream handle, bool per_thread) {
+  if (handle == CU_STREAM_PER_THREAD || (handle == nullptr && per_thread)) {
+    if (per_thread_stream == nullptr) {
+      std::lock_guard lock(mutex_);
+      per_thread_stream = new_stream_locked(0, false);
+    }
+    return per_thread_stream;
+  }
+  if (handle == nullptr || handle == CU_STREAM_LEGACY) return legacy_;
+  std::lock_guard lock(mutex_);
+  for (Stream* s : streams_) {
+    if (reinterpret_cast<CUstream>(s) == handle) return s->destroyed ? nullptr : s;
+  }
+  return nullptr;
+}
+
+CUstream Device::create_stream(unsigned flags) {
+  Stream* stream = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    stream = new_stream_locked(flags, false);
+  }
+  auto handle = reinterpret_cast<CUstream>(stream);
+  emit_stream_resource_event(CUPTI_CBID_RESOURCE_STREAM_CREATED, handle);
+  return handle;
+}
+
+CUresult Device::destroy_stream(Stream* stream) {
+  if (stream == legacy_ || stream == per_thread_stream) return CUDA_ERROR_INVALID_HANDLE;
+  emit_stream_resource_event(CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING, reinterpret_cast<CUstream>(stream));
+  std::lock_guard lock(mutex_);
+  // As with the real driver, work already queued still runs; the handle is dead at once.
+  stream->destroyed = true;
+  changed_.notify_all();
+  return CUDA_SUCCESS;
+}
+
+bool Device::ready_locked(const Work& work) const {
+  for (const auto& [stream, seq] : work.waits) {
+    if (stream->completed < seq) return false;
+  }
+  return true;
+}
+
+CUresult Device::enqueue(Stream* stream, Work work, uint64_t* seq_out) {
+  std::lock_guard lock(mutex_);
+  if (faulted()) {
+    flush_messages_locked();
+    return static_cast<CUresult>(sticky_.load());
+  }
+  // The legacy default stream waits for all blocking streams, and they wait for it.
+  if (stream->legacy) {
+    for (Stream* other : streams_) {
+      if (other != stream && blocking(other) && other->enqueued > other->completed)
+        work.waits.emplace_back(other, other->enqueued);
+    }
+  } else if (blocking(stream) && legacy_->enqueued > legacy_->completed) {
+    work.waits.emplace_back(legacy_, legacy_->enqueued);
+  }
+  work.seq = ++stream->enqueued;
+  if (seq_out != nullptr) *seq_out = work.seq;
+  stream->queue.push_back(std::move(work));
+  changed_.notify_all();
+  return CUDA_SUCCESS;
+}
+
+void Device::worker_loop(Stream* stream) {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] {
+      return (!stream->queue.empty() && ready_locked(stream->queue.front())) ||
+             (stream->destroyed && stream->queue.empty());
+    });
+    if (stream->queue.empty()) return;  // destroyed and drained
+    Work work = std::move(stream->queue.front());
+    stream->queue.pop_front();
+    stream->busy = true;
+    bool lands = !faulted();
+    if (lands && work.kind != Work::Kind::Kernel && work.kind != Work::Kind::HostFunc) {
+      // Memory operations are done under the lock: none lands once a fault was raised.
+      execute(work);
+    } else if (lands) {
+      lock.unlock();
+      execute(work);
+      lock.lock();
+    }
+    stream->busy = false;
+    if (!faulted()) stream->completed = work.seq;
+    changed_.notify_all();
+  }
+}
+
+void Device::execute(Work& work) {
+  switch (work.kind) {
+    case Work::Kind::Kernel: {
+      std::vector<void*> args;
+      args.reserve(work.arg_offsets.size());
+      for (size_t offset : work.arg_offsets) args.push_back(work.arg_bytes.data() + offset);
+      running_kernel = work.kernel;
+      if (work.kernel->body != nullptr) work.kernel->body(args.empty() ? nullptr : args.data(), work.grid, work.block);
+      running_kernel = nullptr;
+      break;
+    }
+    case Work::Kind::WriteValue32:
+      std::atomic_ref<uint32_t>(*static_cast<uint32_t*>(work.address))
+          .store(static_cast<uint32_t>(work.value), std::memory_order_release);
+      break;
+    case Work::Kind::WriteValue64:
+      std::atomic_ref<uint64_t>(*static_cast<uint64_t*>(work.address)).store(work.value, std::memory_order_release);
+      break;
+    case Work::Kind::Copy:
+      std::memmove(work.address, work.source, work.bytes);
+      break;
+    case Work::Kind::Fill:
+      std::memset(work.address, static_cast<int>(work.value), work.bytes);
+      break;
+    case Work::Kind::Marker:
+      if (work.completed_at_ns) work.completed_at_ns->store(now_ns());
+      break;
+    case Work::Kind::HostFunc:
+      work.host_fn(work.user_data);
+      break;
+  }
+}
+
+void Device::raise_fault(int code, std::string message) {
+  std::lock_guard lock(mutex_);
+  if (!message.empty()) pending_messages_.push_back(std::move(message));
+  if (!is_sticky_error(code)) {
+    if (async_error_ == 0) async_error_ = code;
+    return;
+  }
+  if (faulted()) return;
+  sticky_.store(code, std::memory_order_release);
+  // The context is lost: nothing queued on any stream will run.
+  for (Stream* s : streams_) s->queue.clear();
+  changed_.notify_all();
+}
+
+CUresult Device::launch(Stream* stream, Kernel* kernel, dim3 grid, dim3 block, void** params) {
+  Work work;
+  work.kind = Work::Kind::Kernel;
+  work.kernel = kernel;
+  work.grid = grid;
+  work.block = block;
+  // The driver copies argument values at launch: the caller's argument storage may be gone when the kernel runs.
+  size_t count = kernel->param_sizes ? kernel->param_sizes->size() : 0;
+  if (count > 0 && params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < count; ++i) {
+    size_t size = (*kernel->param_sizes)[i];
+    size_t offset = (work.arg_bytes.size() + 15) & ~size_t{15};
+    work.arg_bytes.resize(offset + size);
+    work.arg_offsets.push_back(offset);
+  }
+  for (size_t i = 0; i < count; ++i)
+    std::memcpy(work.arg_bytes.data() + work.arg_offsets[i], params[i], (*kernel->param_sizes)[i]);
+
+  {
+    std::lock_guard lock(mutex_);
+    if (stream->capture != nullptr) {
+      stream->capture->launches.push_back(std::move(work));
+      return CUDA_SUCCESS;
+    }
+  }
+  return enqueue(stream, std::move(work));
+}
+
+CUresult Device::launch_graph(Stream* stream, const Graph& graph) {
+  for (const Work& node : graph.launches) {
+    Work copy = node;
+    copy.waits.clear();
+    if (CUresult r = enqueue(stream, std::move(copy)); r != CUDA_SUCCESS) return r;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult Device::write_value(Stream* stream, void* address, uint64_t value, bool wide) {
+  Work work;
+  work.kind = wide ? Work::Kind::WriteValue64 : Work::Kind::WriteValue32;
+  work.address = address;
+  work.value = value;
+  return enqueue(stream, std::move(work));
+}
+
+CUresult Device::copy(Stream* stream, void* dst, const void* src, size_t bytes, bool blocking_copy) {
+  Work work;
+  work.kind = Work::Kind::Copy;
+  work.address = dst;
+  work.source = src;
+  work.bytes = bytes;
+  uint64_t seq = 0;
+  if (CUresult r = enqueue(stream, std::move(work), &seq); r != CUDA_SUCCESS) return r;
+  return blocking_copy ? wait_for(stream, seq) : CUDA_SUCCESS;
+}
+
+CUresult Device::fill(Stream* stream, void* dst, unsigned char value, size_t bytes, bool blocking_fill) {
+  Work work;
+  work.kind = Work::Kind::Fill;
+  work.address = dst;
+  work.value = value;
+  work.bytes = bytes;
+  uint64_t seq = 0;
+  if (CUresult r = enqueue(stream, std::move(work), &seq); r != CUDA_SUCCESS) return r;
+  return blocking_fill ? wait_for(stream, seq) : CUDA_SUCCESS;
+}
+
+CUresult Device::host_func(Stream* stream, CUhostFn fn, void* user_data) {
+  Work work;
+  work.kind = Work::Kind::HostFunc;
+  work.host_fn = fn;
+  work.user_data = user_data;
+  return enqueue(stream, std::move(work));
+}
+
+CUresult Device::record_event(Event* event, Stream* stream) {
+  Work work;
+  work.kind = Work::Kind::Marker;
+  auto stamp = std::make_shared<std::atomic<int64_t>>(0);
+  work.completed_at_ns = stamp;
+  uint64_t seq = 0;
+  if (CUresult r = enqueue(stream, std::move(work), &seq); r != CUDA_SUCCESS) return r;
+  std::lock_guard lock(mutex_);
+  event->stream = stream;
+  event->seq = seq;
+  event->completed_at_ns = std::move(stamp);
+  return CUDA_SUCCESS;
+}
+
+CUresult Device::wait_event(Stream* stream, Event* event) {
+  Work work;
+  {
+    std::lock_guard lock(mutex_);
+    if (event->stream != nullptr) work.waits.emplace_back(event->stream, event->seq);
+  }
+  return enqueue(stream, std::move(work));
+}
+
+CUresult Device::sync_result_locked() {
+  if (faulted()) {
+    flush_messages_locked();
+    return static_cast<CUresult>(sticky_.load());
+  }
+  flush_messages_locked();
+  int async = std::exchange(async_error_, 0);
+  return static_cast<CUresult>(async);
+}
+
+CUresult Device::wait_for(Stream* stream, uint64_t seq) {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return faulted() || stream->completed >= seq; });
+  return sync_result_locked();
+}
+
+CUresult Device::synchronize(Stream* stream) {
+  std::unique_lock lock(mutex_);
+  if (stream->capture != nullptr) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  changed_.wait(lock, [&] { return faulted() || (stream->queue.empty() && !stream->busy); });
+  return sync_result_locked();
+}
+
+CUresult Device::synchronize_device() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] {
+    if (faulted()) return true;
+    for (const Stream* s : streams_) {
+      if (!s->queue.empty() || s->busy) return false;
+    }
+    return true;
+  });
+  return sync_result_locked();
+}
+
+CUresult Device::query(Stream* stream) {
+  std::lock_guard lock(mutex_);
+  if (faulted()) return sync_result_locked();
+  if (!stream->queue.empty() || stream->busy) return CUDA_ERROR_NOT_READY;
+  return sync_result_locked();
+}
+
+CUresult Device::query_event(Event* event) {
+  std::lock_guard lock(mutex_);
+  if (faulted()) return sync_result_locked();
+  if (event->stream != nullptr && event->stream->completed < event->seq) return CUDA_ERROR_NOT_READY;
+  return CUDA_SUCCESS;
+}
+
+CUresult Device::synchronize_event(Event* event) {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return faulted() || event->stream == nullptr || event->stream->completed >= event->seq; });
+  return sync_result_locked();
+}
+
+CUresult Device::begin_capture(Stream* stream) {
+  std::lock_guard lock(mutex_);
+  if (stream->legacy) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;  // the legacy stream cannot be captured
+  if (stream->capture != nullptr) return CUDA_ERROR_ILLEGAL_STATE;
+  stream->capture = new Graph;
+  return CUDA_SUCCESS;
+}
+
+CUresult Device::end_capture(Stream* stream, Graph** graph) {
+  std::lock_guard lock(mutex_);
+  if (stream->capture == nullptr) return CUDA_ERROR_ILLEGAL_STATE;
+  *graph = std::exchange(stream->capture, nullptr);
+  return CUDA_SUCCESS;
+}
+
+bool Device::capturing(Stream* stream) {
+  std::lock_guard lock(mutex_);
+  return stream->capture != nullptr;
+}
+
+}  // namespace simcuda

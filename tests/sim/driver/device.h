@@ -1,0 +1,129 @@
+// The simulated GPU: streams with their own worker threads (work in order per stream, streams concurrent), the
+// legacy default stream's implicit synchronization, events, captured graphs, device memory, and the context's
+// sticky error after a device fault. The driver API (driver_api.cpp) is a thin layer over this class.
+#pragma once
+
+#include <cuda.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+#include <deque>
+
+#include "kernel_registry.h"
+
+namespace simcuda {
+
+struct Stream;
+
+struct Work {
+  enum class Kind { Kernel, WriteValue32, WriteValue64, Copy, Fill, Marker, HostFunc };
+  Kind kind = Kind::Marker;
+  uint64_t seq = 0;
+  std::vector<std::pair<Stream*, uint64_t>> waits;  // (stream, seq) that must complete first
+
+  Kernel* kernel = nullptr;
+  dim3 grid{}, block{};
+  std::vector<unsigned char> arg_bytes;  // copies of the launch arguments
+  std::vector<size_t> arg_offsets;
+
+  void* address = nullptr;  // write value, copy or fill destination
+  uint64_t value = 0;
+  const void* source = nullptr;
+  size_t bytes = 0;
+
+  CUhostFn host_fn = nullptr;
+  void* user_data = nullptr;
+
+  std::shared_ptr<std::atomic<int64_t>> completed_at_ns;  // event markers
+};
+
+struct Graph {
+  std::vector<Work> launches;  // captured kernel launches, replayed in order
+};
+
+struct Stream {
+  uint64_t id = 0;
+  unsigned flags = 0;
+  bool legacy = false;
+  bool destroyed = false;
+  // Guarded by Device::mutex_.
+  std::deque<Work> queue;
+  uint64_t enqueued = 0;
+  uint64_t completed = 0;
+  bool busy = false;
+  Graph* capture = nullptr;
+  std::thread worker;
+};
+
+struct Event {
+  unsigned flags = 0;
+  Stream* stream = nullptr;  // last record
+  uint64_t seq = 0;
+  std::shared_ptr<std::atomic<int64_t>> completed_at_ns;
+};
+
+class Device {
+ public:
+  static Device& get();
+
+  // The context's sticky error, or CUDA_SUCCESS. Observing it prints the device's pending assertion lines.
+  CUresult observe_error();
+
+  // Stream handles: nullptr is the legacy default stream (the calling thread's own stream when per_thread is set,
+  // as for the _ptsz entry points), CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are the two default streams.
+  Stream* resolve(CUstream handle, bool per_thread);
+  CUstream create_stream(unsigned flags);
+  CUresult destroy_stream(Stream* stream);
+
+  CUresult launch(Stream* stream, Kernel* kernel, dim3 grid, dim3 block, void** params);
+  CUresult launch_graph(Stream* stream, const Graph& graph);
+  CUresult write_value(Stream* stream, void* address, uint64_t value, bool wide);
+  CUresult copy(Stream* stream, void* dst, const void* src, size_t bytes, bool blocking);
+  CUresult fill(Stream* stream, void* dst, unsigned char value, size_t bytes, bool blocking);
+  CUresult host_func(Stream* stream, CUhostFn fn, void* user_data);
+  CUresult record_event(Event* event, Stream* stream);
+  CUresult wait_event(Stream* stream, Event* event);
+
+  CUresult synchronize(Stream* stream);
+  CUresult synchronize_device();
+  CUresult query(Stream* stream);
+  CUresult query_event(Event* event);
+  CUresult synchronize_event(Event* event);
+
+  CUresult begin_capture(Stream* stream);
+  CUresult end_capture(Stream* stream, Graph** graph);
+  bool capturing(Stream* stream);
+
+  // Device side, from a kernel body.
+  void raise_fault(int code, std::string message);
+  bool faulted() const { return sticky_.load(std::memory_order_acquire) != 0; }
+
+ private:
+  Device();
+  Stream* new_stream_locked(unsigned flags, bool legacy);
+  CUresult enqueue(Stream* stream, Work work, uint64_t* seq_out = nullptr);
+  CUresult wait_for(Stream* stream, uint64_t seq);
+  CUresult sync_result_locked();
+  void flush_messages_locked();
+  bool ready_locked(const Work& work) const;
+  void worker_loop(Stream* stream);
+  void execute(Work& work);
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<Stream*> streams_;  // never freed: waits and events may still name a destroyed stream
+  Stream* legacy_ = nullptr;
+  std::atomic<int> sticky_{0};
+  int async_error_ = 0;  // a non-sticky device error, reported once by the next synchronizing call
+  std::vector<std::string> pending_messages_;
+  uint64_t next_stream_id_ = 1;
+};
+
+}  // namespace simcuda

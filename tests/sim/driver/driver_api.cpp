@@ -1,0 +1,819 @@
+// The exported driver entry points (libcuda.so.1). Each is traced for CUPTI's driver domain with its genuine
+// *_params struct, then handed to the simulated device. Versioned names (_v2, _ptsz, _ptds) are exported exactly as
+// NVIDIA's library exports them; cuGetProcAddress (proc_address.cpp) maps the base names onto them.
+#include <cuda.h>
+#include <cupti_callbacks.h>
+#include <cupti_driver_cbid.h>
+#include <generated_cuda_meta.h>
+
+#include <cstring>
+
+#include "../common/api_trace.h"
+#include "../common/error_table.h"
+#include "device.h"
+#include "driver_state.h"
+#include "kernel_registry.h"
+#include "tool_events.h"
+
+namespace {
+
+using simcuda::Device;
+using simcuda::Kernel;
+using simcuda::Stream;
+
+// cuCtxSynchronize takes no argument, so CUDA's meta header has no params struct for it.
+struct cuCtxSynchronize_params {};
+
+#define DRIVER_SITE(fn) simcuda::TraceSite{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##fn, #fn}
+// TRACED(fn, args...) { body }): the call traced with fn##_params{args...}.
+#define TRACED(fn, ...)                                                                                     \
+  simcuda::traced_call<CUresult>(simcuda::private_table(), DRIVER_SITE(fn), fn##_params{__VA_ARGS__}, nullptr, \
+                                 simcuda::current_context(), [&]() -> CUresult
+#define TRACED_LAUNCH(fn, function, ...)                                                                        \
+  simcuda::traced_call<CUresult>(simcuda::private_table(), DRIVER_SITE(fn), fn##_params{__VA_ARGS__},          \
+                                 simcuda::private_table().function_name(function), simcuda::current_context(), \
+                                 [&]() -> CUresult
+
+Device& device() { return Device::get(); }
+
+CUresult initialized() { return simcuda::driver_initialized() ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED; }
+
+// What every call that needs a context checks first, in the driver's order.
+CUresult context_ready() {
+  if (!simcuda::driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (simcuda::current_context() == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  return device().observe_error();
+}
+
+// Resolves a stream handle after the context checks; *stream is null on error.
+CUresult stream_ready(CUstream handle, bool per_thread, Stream** stream) {
+  *stream = nullptr;
+  if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+  *stream = device().resolve(handle, per_thread);
+  return *stream != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult launch(CUfunction function, dim3 grid, dim3 block, CUstream handle, bool per_thread, void** params,
+                void** extra) {
+  Stream* stream = nullptr;
+  if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
+  if (!simcuda::is_kernel(function)) return CUDA_ERROR_INVALID_HANDLE;
+  auto* kernel = reinterpret_cast<Kernel*>(function);
+  unsigned long long threads = 1ull * block.x * block.y * block.z;
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.y > 65535 || grid.z > 65535 || threads == 0 ||
+      threads > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (extra != nullptr) {
+    simcuda::say_unsupported_once("a launch with 'extra' (CU_LAUNCH_PARAM_BUFFER_POINTER)");
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  if (!kernel->param_sizes) {
+    simcuda::say_unsupported_once(
+        "launching a kernel whose parameter sizes are unknown (register it with simcuda_register_kernel_with_params)");
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  return device().launch(stream, kernel, grid, block, params);
+}
+
+CUresult launch_ex(const CUlaunchConfig* config, CUfunction f, void** params, void** extra, bool per_thread) {
+  if (config == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  return launch(f, dim3{config->gridDimX, config->gridDimY, config->gridDimZ},
+                dim3{config->blockDimX, config->blockDimY, config->blockDimZ}, config->hStream, per_thread, params,
+                extra);
+}
+
+CUresult graph_launch(CUgraphExec exec, CUstream handle, bool per_thread) {
+  Stream* stream = nullptr;
+  if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
+  if (exec == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  return device().launch_graph(stream, *reinterpret_cast<simcuda::Graph*>(exec));
+}
+
+CUresult stream_sync(CUstream handle, bool per_thread) {
+  Stream* stream = nullptr;
+  if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
+  return device().synchronize(stream);
+}
+
+CUresult stream_query(CUstream handle, bool per_thread) {
+  Stream* stream = nullptr;
+  if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
+  return device().query(stream);
+}
+
+CUresult stream_wait_event(CUstream handle, CUevent event, bool per_thread) {
+  Stream* stream = nullptr;
+  if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
+  if (event == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  return device().wait_event(stream, reinterpret_cast<simcuda::Event*>(event));
+}
+
+CUresult event_record(CUevent event, CUstream handle, bool per_thread) {
+  Stream* stream = nullptr;
+  if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
+  if (event == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  return device().record_event(reinterpret_cast<simcuda::Event*>(event), stream);
+}
+
+CUresult is_capturing(CUstream handle, CUstreamCaptureStatus* status, bool per_thread) {
+  Stream* stream = nullptr;
+  // Allowed on a faulted context? No: like every context call it returns the sticky error.
+  if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
+  if (status == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *status = device().capturing(stream) ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+  return CUDA_SUCCESS;
+}
+
+CUresult begin_capture(CUstream handle, CUstreamCaptureMode, bool per_thread) {
+  Stream* stream = nullptr;
+  if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
+  return device().begin_capture(stream);
+}
+
+CUresult end_capture(CUstream handle, CUgraph* graph, bool per_thread) {
+  Stream* stream = nullptr;
+  if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
+  if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  simcuda::Graph* captured = nullptr;
+  CUresult r = device().end_capture(stream, &captured);
+  *graph = reinterpret_cast<CUgraph>(captured);
+  return r;
+}
+
+CUresult write_value(CUstream handle, CUdeviceptr address, uint64_t value, bool wide, bool per_thread) {
+  Stream* stream = nullptr;
+  if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
+  size_t bytes = wide ? 8 : 4;
+  if (address % bytes != 0 || !simcuda::device_accessible(reinterpret_cast<void*>(address), bytes))
+    return CUDA_ERROR_INVALID_VALUE;
+  return device().write_value(stream, reinterpret_cast<void*>(address), value, wide);
+}
+
+CUresult copy(void* dst, const void* src, size_t bytes, CUstream handle, bool per_thread, bool blocking) {
+  Stream* stream = nullptr;
+  if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
+  if (bytes == 0) return CUDA_SUCCESS;
+  if (dst == nullptr || src == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  return device().copy(stream, dst, src, bytes, blocking);
+}
+
+CUresult fill(CUdeviceptr dst, unsigned char value, size_t bytes, CUstream handle, bool per_thread, bool blocking) {
+  Stream* stream = nullptr;
+  if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
+  if (!simcuda::device_accessible(reinterpret_cast<void*>(dst), bytes)) return CUDA_ERROR_INVALID_VALUE;
+  return device().fill(stream, reinterpret_cast<void*>(dst), value, bytes, blocking);
+}
+
+CUresult host_func(CUstream handle, CUhostFn fn, void* user_data, bool per_thread) {
+  Stream* stream = nullptr;
+  if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
+  if (fn == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  return device().host_func(stream, fn, user_data);
+}
+
+CUresult stream_get_id(CUstream handle, unsigned long long* id, bool per_thread) {
+  Stream* stream = nullptr;
+  if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
+  if (id == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *id = stream->id;
+  return CUDA_SUCCESS;
+}
+
+CUresult stream_get_ctx(CUstream handle, CUcontext* context, bool per_thread) {
+  Stream* stream = nullptr;
+  if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
+  if (context == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *context = simcuda::primary_context();
+  return CUDA_SUCCESS;
+}
+
+struct Module {
+  int unused = 0;
+};
+
+}  // namespace
+
+extern "C" {
+
+// ---- initialization, devices, contexts -------------------------------------------------------------------------
+
+CUresult CUDAAPI cuInit(unsigned int Flags) {
+  return TRACED(cuInit, Flags) {
+    if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    return simcuda::initialize_driver();
+  });
+}
+
+CUresult CUDAAPI cuDriverGetVersion(int* driverVersion) {
+  return TRACED(cuDriverGetVersion, driverVersion) {
+    if (driverVersion == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *driverVersion = CUDA_VERSION;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuDeviceGetCount(int* count) {
+  return TRACED(cuDeviceGetCount, count) {
+    if (CUresult r = initialized(); r != CUDA_SUCCESS) return r;
+    if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *count = 1;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuDeviceGet(CUdevice* device_out, int ordinal) {
+  return TRACED(cuDeviceGet, device_out, ordinal) {
+    if (CUresult r = initialized(); r != CUDA_SUCCESS) return r;
+    if (device_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
+    *device_out = 0;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuDeviceGetName(char* name, int len, CUdevice dev) {
+  return TRACED(cuDeviceGetName, name, len, dev) {
+    if (CUresult r = initialized(); r != CUDA_SUCCESS) return r;
+    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    if (name == nullptr || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+    std::strncpy(name, "simcuda simulated GPU", static_cast<size_t>(len) - 1);
+    name[len - 1] = '\0';
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) {
+  return TRACED(cuDeviceGetAttribute, pi, attrib, dev) {
+    if (CUresult r = initialized(); r != CUDA_SUCCESS) return r;
+    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    if (pi == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    switch (attrib) {
+      case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; return CUDA_SUCCESS;
+      case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = 9; return CUDA_SUCCESS;
+      case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *pi = 0; return CUDA_SUCCESS;
+      case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: *pi = 1; return CUDA_SUCCESS;
+      case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: *pi = 1; return CUDA_SUCCESS;
+      case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS: *pi = 1; return CUDA_SUCCESS;
+      case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *pi = 132; return CUDA_SUCCESS;
+      default:
+        simcuda::say_unsupported_once("this cuDeviceGetAttribute attribute");
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
+  });
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
+  return TRACED(cuDevicePrimaryCtxRetain, pctx, dev) {
+    if (CUresult r = initialized(); r != CUDA_SUCCESS) return r;
+    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *pctx = simcuda::retain_primary_context();
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
+  return TRACED(cuDevicePrimaryCtxRelease_v2, dev) {
+    if (CUresult r = initialized(); r != CUDA_SUCCESS) return r;
+    return dev == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+  });
+}
+
+CUresult CUDAAPI cuCtxGetCurrent(CUcontext* pctx) {
+  return TRACED(cuCtxGetCurrent, pctx) {
+    if (CUresult r = initialized(); r != CUDA_SUCCESS) return r;
+    if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *pctx = simcuda::current_context();
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx) {
+  return TRACED(cuCtxSetCurrent, ctx) {
+    if (CUresult r = initialized(); r != CUDA_SUCCESS) return r;
+    if (ctx != nullptr && !simcuda::is_context(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
+    simcuda::set_current_context(ctx);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx) {
+  return TRACED(cuCtxPushCurrent_v2, ctx) {
+    if (CUresult r = initialized(); r != CUDA_SUCCESS) return r;
+    if (!simcuda::is_context(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
+    simcuda::set_current_context(ctx);  // one context only: the stack has depth one
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext* pctx) {
+  return TRACED(cuCtxPopCurrent_v2, pctx) {
+    if (CUresult r = initialized(); r != CUDA_SUCCESS) return r;
+    if (simcuda::current_context() == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+    if (pctx != nullptr) *pctx = simcuda::current_context();
+    simcuda::set_current_context(nullptr);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuCtxGetDevice(CUdevice* device_out) {
+  return TRACED(cuCtxGetDevice, device_out) {
+    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+    if (device_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *device_out = 0;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuCtxSynchronize(void) {
+  return TRACED(cuCtxSynchronize) {
+    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+    return device().synchronize_device();
+  });
+}
+
+// ---- modules and functions ---------------------------------------------------------------------------------------
+
+CUresult CUDAAPI cuModuleLoadData(CUmodule* module, const void* image) {
+  return TRACED(cuModuleLoadData, module, image) {
+    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+    if (module == nullptr || image == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    // The image is not interpreted: functions are found among the registered kernels by mangled name.
+    *module = reinterpret_cast<CUmodule>(new Module);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuModuleUnload(CUmodule hmod) {
+  return TRACED(cuModuleUnload, hmod) {
+    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+    if (hmod == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    delete reinterpret_cast<Module*>(hmod);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name) {
+  return TRACED(cuModuleGetFunction, hfunc, hmod, name) {
+    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+    if (hfunc == nullptr || name == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (hmod == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    Kernel* kernel = simcuda::kernel_by_name(name);
+    if (kernel == nullptr) return CUDA_ERROR_NOT_FOUND;
+    *hfunc = reinterpret_cast<CUfunction>(kernel);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuFuncGetName(const char** name, CUfunction hfunc) {
+  return TRACED(cuFuncGetName, name, hfunc) {
+    if (CUresult r = initialized(); r != CUDA_SUCCESS) return r;
+    if (name == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!simcuda::is_kernel(hfunc)) return CUDA_ERROR_INVALID_HANDLE;
+    *name = reinterpret_cast<Kernel*>(hfunc)->name.c_str();
+    return CUDA_SUCCESS;
+  });
+}
+
+// ---- launches ----------------------------------------------------------------------------------------------------
+
+CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+                                unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+                                unsigned int sharedMemBytes, CUstream hStream, void** kernelParams, void** extra) {
+  return TRACED_LAUNCH(cuLaunchKernel, f, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+                       sharedMemBytes, hStream, kernelParams, extra) {
+    return launch(f, dim3{gridDimX, gridDimY, gridDimZ}, dim3{blockDimX, blockDimY, blockDimZ}, hStream, false,
+                  kernelParams, extra);
+  });
+}
+
+CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                     unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                                     unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                                     void** kernelParams, void** extra) {
+  return TRACED_LAUNCH(cuLaunchKernel_ptsz, f, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+                       sharedMemBytes, hStream, kernelParams, extra) {
+    return launch(f, dim3{gridDimX, gridDimY, gridDimZ}, dim3{blockDimX, blockDimY, blockDimZ}, hStream, true,
+                  kernelParams, extra);
+  });
+}
+
+CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra) {
+  return TRACED_LAUNCH(cuLaunchKernelEx, f, config, f, kernelParams, extra) {
+    return launch_ex(config, f, kernelParams, extra, false);
+  });
+}
+
+CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f, void** kernelParams,
+                                       void** extra) {
+  return TRACED_LAUNCH(cuLaunchKernelEx_ptsz, f, config, f, kernelParams, extra) {
+    return launch_ex(config, f, kernelParams, extra, true);
+  });
+}
+
+CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                           unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                                           unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                                           void** kernelParams) {
+  return TRACED_LAUNCH(cuLaunchCooperativeKernel, f, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                       blockDimZ, sharedMemBytes, hStream, kernelParams) {
+    return launch(f, dim3{gridDimX, gridDimY, gridDimZ}, dim3{blockDimX, blockDimY, blockDimZ}, hStream, false,
+                  kernelParams, nullptr);
+  });
+}
+
+CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                                unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                                                unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                                                void** kernelParams) {
+  return TRACED_LAUNCH(cuLaunchCooperativeKernel_ptsz, f, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                       blockDimZ, sharedMemBytes, hStream, kernelParams) {
+    return launch(f, dim3{gridDimX, gridDimY, gridDimZ}, dim3{blockDimX, blockDimY, blockDimZ}, hStream, true,
+                  kernelParams, nullptr);
+  });
+}
+
+CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void* userData) {
+  return TRACED(cuLaunchHostFunc, hStream, fn, userData) { return host_func(hStream, fn, userData, false); });
+}
+
+CUresult CUDAAPI cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void* userData) {
+  return TRACED(cuLaunchHostFunc_ptsz, hStream, fn, userData) { return host_func(hStream, fn, userData, true); });
+}
+
+// ---- graphs (minimal: a captured sequence of kernel launches, replayed in order) --------------------------------
+
+CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode) {
+  return TRACED(cuStreamBeginCapture_v2, hStream, mode) { return begin_capture(hStream, mode, false); });
+}
+
+CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode) {
+  return TRACED(cuStreamBeginCapture_v2_ptsz, hStream, mode) { return begin_capture(hStream, mode, true); });
+}
+
+CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph* phGraph) {
+  return TRACED(cuStreamEndCapture, hStream, phGraph) { return end_capture(hStream, phGraph, false); });
+}
+
+CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream hStream, CUgraph* phGraph) {
+  return TRACED(cuStreamEndCapture_ptsz, hStream, phGraph) { return end_capture(hStream, phGraph, true); });
+}
+
+CUresult CUDAAPI cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus) {
+  return TRACED(cuStreamIsCapturing, hStream, captureStatus) { return is_capturing(hStream, captureStatus, false); });
+}
+
+CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus* captureStatus) {
+  return TRACED(cuStreamIsCapturing_ptsz, hStream, captureStatus) {
+    return is_capturing(hStream, captureStatus, true);
+  });
+}
+
+CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long flags) {
+  return TRACED(cuGraphInstantiateWithFlags, phGraphExec, hGraph, flags) {
+    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+    if (phGraphExec == nullptr || hGraph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *phGraphExec = reinterpret_cast<CUgraphExec>(new simcuda::Graph(*reinterpret_cast<simcuda::Graph*>(hGraph)));
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuGraphDestroy(CUgraph hGraph) {
+  return TRACED(cuGraphDestroy, hGraph) {
+    if (hGraph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    delete reinterpret_cast<simcuda::Graph*>(hGraph);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec hGraphExec) {
+  return TRACED(cuGraphExecDestroy, hGraphExec) {
+    if (hGraphExec == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    delete reinterpret_cast<simcuda::Graph*>(hGraphExec);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) {
+  return TRACED(cuGraphLaunch, hGraphExec, hStream) { return graph_launch(hGraphExec, hStream, false); });
+}
+
+CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream) {
+  return TRACED(cuGraphLaunch_ptsz, hGraphExec, hStream) { return graph_launch(hGraphExec, hStream, true); });
+}
+
+// ---- streams -----------------------------------------------------------------------------------------------------
+
+CUresult CUDAAPI cuStreamCreate(CUstream* phStream, unsigned int Flags) {
+  return TRACED(cuStreamCreate, phStream, Flags) {
+    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+    if (phStream == nullptr || (Flags & ~CU_STREAM_NON_BLOCKING) != 0) return CUDA_ERROR_INVALID_VALUE;
+    *phStream = device().create_stream(Flags);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuStreamCreateWithPriority(CUstream* phStream, unsigned int flags, int priority) {
+  return TRACED(cuStreamCreateWithPriority, phStream, flags, priority) {
+    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+    if (phStream == nullptr || (flags & ~CU_STREAM_NON_BLOCKING) != 0) return CUDA_ERROR_INVALID_VALUE;
+    *phStream = device().create_stream(flags);  // priorities are accepted and not modelled
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream) {
+  return TRACED(cuStreamDestroy_v2, hStream) {
+    Stream* stream = nullptr;
+    if (CUresult r = stream_ready(hStream, false, &stream); r != CUDA_SUCCESS) return r;
+    if (hStream == nullptr || hStream == CU_STREAM_LEGACY || hStream == CU_STREAM_PER_THREAD)
+      return CUDA_ERROR_INVALID_HANDLE;
+    return device().destroy_stream(stream);
+  });
+}
+
+CUresult CUDAAPI cuStreamSynchronize(CUstream hStream) {
+  return TRACED(cuStreamSynchronize, hStream) { return stream_sync(hStream, false); });
+}
+
+CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream) {
+  return TRACED(cuStreamSynchronize_ptsz, hStream) { return stream_sync(hStream, true); });
+}
+
+CUresult CUDAAPI cuStreamQuery(CUstream hStream) {
+  return TRACED(cuStreamQuery, hStream) { return stream_query(hStream, false); });
+}
+
+CUresult CUDAAPI cuStreamQuery_ptsz(CUstream hStream) {
+  return TRACED(cuStreamQuery_ptsz, hStream) { return stream_query(hStream, true); });
+}
+
+CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
+  return TRACED(cuStreamWaitEvent, hStream, hEvent, Flags) { return stream_wait_event(hStream, hEvent, false); });
+}
+
+CUresult CUDAAPI cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags) {
+  return TRACED(cuStreamWaitEvent_ptsz, hStream, hEvent, Flags) { return stream_wait_event(hStream, hEvent, true); });
+}
+
+CUresult CUDAAPI cuStreamGetId(CUstream hStream, unsigned long long* streamId) {
+  return TRACED(cuStreamGetId, hStream, streamId) { return stream_get_id(hStream, streamId, false); });
+}
+
+CUresult CUDAAPI cuStreamGetId_ptsz(CUstream hStream, unsigned long long* streamId) {
+  return TRACED(cuStreamGetId_ptsz, hStream, streamId) { return stream_get_id(hStream, streamId, true); });
+}
+
+CUresult CUDAAPI cuStreamGetCtx(CUstream hStream, CUcontext* pctx) {
+  return TRACED(cuStreamGetCtx, hStream, pctx) { return stream_get_ctx(hStream, pctx, false); });
+}
+
+CUresult CUDAAPI cuStreamGetCtx_ptsz(CUstream hStream, CUcontext* pctx) {
+  return TRACED(cuStreamGetCtx_ptsz, hStream, pctx) { return stream_get_ctx(hStream, pctx, true); });
+}
+
+// Stream memory operations: ordered after all prior work on the stream; never executed once the device faulted.
+CUresult CUDAAPI cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
+  return TRACED(cuStreamWriteValue32_v2, stream, addr, value, flags) {
+    return write_value(stream, addr, value, false, false);
+  });
+}
+
+CUresult CUDAAPI cuStreamWriteValue32_v2_ptsz(CUstream stream, CUdeviceptr addr, cuuint32_t value,
+                                              unsigned int flags) {
+  return TRACED(cuStreamWriteValue32_v2_ptsz, stream, addr, value, flags) {
+    return write_value(stream, addr, value, false, true);
+  });
+}
+
+CUresult CUDAAPI cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) {
+  return TRACED(cuStreamWriteValue64_v2, stream, addr, value, flags) {
+    return write_value(stream, addr, value, true, false);
+  });
+}
+
+CUresult CUDAAPI cuStreamWriteValue64_v2_ptsz(CUstream stream, CUdeviceptr addr, cuuint64_t value,
+                                              unsigned int flags) {
+  return TRACED(cuStreamWriteValue64_v2_ptsz, stream, addr, value, flags) {
+    return write_value(stream, addr, value, true, true);
+  });
+}
+
+// ---- events ------------------------------------------------------------------------------------------------------
+
+CUresult CUDAAPI cuEventCreate(CUevent* phEvent, unsigned int Flags) {
+  return TRACED(cuEventCreate, phEvent, Flags) {
+    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+    if (phEvent == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    auto* event = new simcuda::Event;
+    event->flags = Flags;
+    *phEvent = reinterpret_cast<CUevent>(event);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream) {
+  return TRACED(cuEventRecord, hEvent, hStream) { return event_record(hEvent, hStream, false); });
+}
+
+CUresult CUDAAPI cuEventRecord_ptsz(CUevent hEvent, CUstream hStream) {
+  return TRACED(cuEventRecord_ptsz, hEvent, hStream) { return event_record(hEvent, hStream, true); });
+}
+
+CUresult CUDAAPI cuEventQuery(CUevent hEvent) {
+  return TRACED(cuEventQuery, hEvent) {
+    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+    if (hEvent == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    return device().query_event(reinterpret_cast<simcuda::Event*>(hEvent));
+  });
+}
+
+CUresult CUDAAPI cuEventSynchronize(CUevent hEvent) {
+  return TRACED(cuEventSynchronize, hEvent) {
+    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+    if (hEvent == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    return device().synchronize_event(reinterpret_cast<simcuda::Event*>(hEvent));
+  });
+}
+
+CUresult CUDAAPI cuEventElapsedTime_v2(float* pMilliseconds, CUevent hStart, CUevent hEnd) {
+  return TRACED(cuEventElapsedTime_v2, pMilliseconds, hStart, hEnd) {
+    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+    if (pMilliseconds == nullptr || hStart == nullptr || hEnd == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    auto* start = reinterpret_cast<simcuda::Event*>(hStart);
+    auto* end = reinterpret_cast<simcuda::Event*>(hEnd);
+    if (!start->completed_at_ns || !end->completed_at_ns) return CUDA_ERROR_INVALID_HANDLE;
+    int64_t t0 = start->completed_at_ns->load(), t1 = end->completed_at_ns->load();
+    if (t0 == 0 || t1 == 0) return CUDA_ERROR_NOT_READY;
+    *pMilliseconds = static_cast<float>(t1 - t0) / 1e6f;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuEventDestroy_v2(CUevent hEvent) {
+  return TRACED(cuEventDestroy_v2, hEvent) {
+    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+    if (hEvent == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    delete reinterpret_cast<simcuda::Event*>(hEvent);
+    return CUDA_SUCCESS;
+  });
+}
+
+// ---- memory ------------------------------------------------------------------------------------------------------
+
+CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
+  return TRACED(cuMemAlloc_v2, dptr, bytesize) {
+    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+    if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+    void* p = simcuda::allocate(bytesize, simcuda::Memory::Device);
+    if (p == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
+    *dptr = reinterpret_cast<CUdeviceptr>(p);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
+  return TRACED(cuMemFree_v2, dptr) {
+    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+    if (dptr == 0) return CUDA_SUCCESS;
+    // Freeing device memory waits for the device, as the real driver does.
+    if (CUresult r = device().synchronize_device(); r != CUDA_SUCCESS) return r;
+    return simcuda::release(reinterpret_cast<void*>(dptr), simcuda::Memory::Device) ? CUDA_SUCCESS
+                                                                                     : CUDA_ERROR_INVALID_VALUE;
+  });
+}
+
+CUresult CUDAAPI cuMemHostAlloc(void** pp, size_t bytesize, unsigned int Flags) {
+  return TRACED(cuMemHostAlloc, pp, bytesize, Flags) {
+    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+    if (pp == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *pp = simcuda::allocate(bytesize, simcuda::Memory::Host);
+    return *pp != nullptr ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+  });
+}
+
+CUresult CUDAAPI cuMemFreeHost(void* p) {
+  return TRACED(cuMemFreeHost, p) {
+    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+    return simcuda::release(p, simcuda::Memory::Host) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  });
+}
+
+CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr* pdptr, void* p, unsigned int Flags) {
+  return TRACED(cuMemHostGetDevicePointer_v2, pdptr, p, Flags) {
+    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+    if (pdptr == nullptr || Flags != 0 || !simcuda::is_host_allocation(p)) return CUDA_ERROR_INVALID_VALUE;
+    *pdptr = reinterpret_cast<CUdeviceptr>(p);  // unified addressing: the device sees the host address
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount) {
+  return TRACED(cuMemcpyHtoD_v2, dstDevice, srcHost, ByteCount) {
+    return copy(reinterpret_cast<void*>(dstDevice), srcHost, ByteCount, nullptr, false, true);
+  });
+}
+
+CUresult CUDAAPI cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount) {
+  return TRACED(cuMemcpyHtoD_v2_ptds, dstDevice, srcHost, ByteCount) {
+    return copy(reinterpret_cast<void*>(dstDevice), srcHost, ByteCount, nullptr, true, true);
+  });
+}
+
+CUresult CUDAAPI cuMemcpyDtoH_v2(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
+  return TRACED(cuMemcpyDtoH_v2, dstHost, srcDevice, ByteCount) {
+    return copy(dstHost, reinterpret_cast<const void*>(srcDevice), ByteCount, nullptr, false, true);
+  });
+}
+
+CUresult CUDAAPI cuMemcpyDtoH_v2_ptds(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
+  return TRACED(cuMemcpyDtoH_v2_ptds, dstHost, srcDevice, ByteCount) {
+    return copy(dstHost, reinterpret_cast<const void*>(srcDevice), ByteCount, nullptr, true, true);
+  });
+}
+
+CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
+  return TRACED(cuMemcpyDtoD_v2, dstDevice, srcDevice, ByteCount) {
+    return copy(reinterpret_cast<void*>(dstDevice), reinterpret_cast<const void*>(srcDevice), ByteCount, nullptr,
+                false, false);
+  });
+}
+
+CUresult CUDAAPI cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
+  return TRACED(cuMemcpyDtoD_v2_ptds, dstDevice, srcDevice, ByteCount) {
+    return copy(reinterpret_cast<void*>(dstDevice), reinterpret_cast<const void*>(srcDevice), ByteCount, nullptr,
+                true, false);
+  });
+}
+
+CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
+  return TRACED(cuMemcpy, dst, src, ByteCount) {
+    return copy(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), ByteCount, nullptr, false, true);
+  });
+}
+
+CUresult CUDAAPI cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
+  return TRACED(cuMemcpy_ptds, dst, src, ByteCount) {
+    return copy(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), ByteCount, nullptr, true, true);
+  });
+}
+
+CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
+  return TRACED(cuMemcpyAsync, dst, src, ByteCount, hStream) {
+    return copy(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), ByteCount, hStream, false, false);
+  });
+}
+
+CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
+  return TRACED(cuMemcpyAsync_ptsz, dst, src, ByteCount, hStream) {
+    return copy(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), ByteCount, hStream, true, false);
+  });
+}
+
+CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
+  return TRACED(cuMemsetD8_v2, dstDevice, uc, N) { return fill(dstDevice, uc, N, nullptr, false, true); });
+}
+
+CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream) {
+  return TRACED(cuMemsetD8Async, dstDevice, uc, N, hStream) { return fill(dstDevice, uc, N, hStream, false, false); });
+}
+
+CUresult CUDAAPI cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream) {
+  return TRACED(cuMemsetD8Async_ptsz, dstDevice, uc, N, hStream) {
+    return fill(dstDevice, uc, N, hStream, true, false);
+  });
+}
+
+// ---- errors ------------------------------------------------------------------------------------------------------
+
+#define SIMCUDA_DRIVER_NAME_CASE(code, driver_name, runtime_name, text) \
+  case code:                                                           \
+    if (code != 9) *pStr = #driver_name;                               \
+    break;
+#define SIMCUDA_DRIVER_TEXT_CASE(code, driver_name, runtime_name, text) \
+  case code:                                                           \
+    if (code != 9) *pStr = text;                                       \
+    break;
+
+CUresult CUDAAPI cuGetErrorName(CUresult error, const char** pStr) {
+  if (pStr == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *pStr = nullptr;
+  switch (static_cast<int>(error)) { SIMCUDA_ERROR_TABLE(SIMCUDA_DRIVER_NAME_CASE) default: break; }
+  return *pStr != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult CUDAAPI cuGetErrorString(CUresult error, const char** pStr) {
+  if (pStr == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *pStr = nullptr;
+  switch (static_cast<int>(error)) { SIMCUDA_ERROR_TABLE(SIMCUDA_DRIVER_TEXT_CASE) default: break; }
+  return *pStr != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult CUDAAPI cuGetExportTable(const void** ppExportTable, const CUuuid* pExportTableId) {
+  if (ppExportTable == nullptr || pExportTableId == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (std::memcmp(pExportTableId, &simcuda::kPrivateTableId, sizeof(CUuuid)) != 0) return CUDA_ERROR_INVALID_VALUE;
+  *ppExportTable = &simcuda::private_table();
+  return CUDA_SUCCESS;
+}
+
+}  // extern "C"

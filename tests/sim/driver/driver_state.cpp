@@ -1,0 +1,127 @@
+#include "driver_state.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "tool_events.h"
+
+namespace simcuda {
+namespace {
+
+struct ContextObject {
+  int device = 0;
+};
+
+std::atomic<bool> initialized{false};
+std::once_flag injection_once;
+std::once_flag primary_once;
+ContextObject primary_storage;
+thread_local CUcontext current = nullptr;
+
+struct Allocations {
+  std::mutex mutex;
+  std::map<uintptr_t, std::pair<size_t, Memory>> live;  // begin -> (size, kind)
+};
+Allocations& allocations() {
+  static Allocations* instance = new Allocations;
+  return *instance;
+}
+
+void load_injection() {
+  const char* path = std::getenv("CUDA_INJECTION64_PATH");
+  if (path == nullptr || *path == '\0') return;
+  void* handle = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+  if (handle == nullptr) {
+    std::fprintf(stderr, "simcuda: cannot load CUDA_INJECTION64_PATH=%s: %s\n", path, dlerror());
+    return;
+  }
+  using InitializeInjection = int (*)();
+  auto init = reinterpret_cast<InitializeInjection>(dlsym(handle, "InitializeInjection"));
+  if (init == nullptr) {
+    std::fprintf(stderr, "simcuda: %s has no InitializeInjection\n", path);
+    return;
+  }
+  init();
+}
+
+}  // namespace
+
+bool driver_initialized() { return initialized.load(std::memory_order_acquire); }
+
+CUresult initialize_driver() {
+  // Marked first: the injected tool calls back into the driver from InitializeInjection.
+  initialized.store(true, std::memory_order_release);
+  std::call_once(injection_once, load_injection);
+  return CUDA_SUCCESS;
+}
+
+CUcontext primary_context() { return reinterpret_cast<CUcontext>(&primary_storage); }
+
+CUcontext retain_primary_context() {
+  std::call_once(primary_once,
+                 [] { emit_context_resource_event(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, primary_context()); });
+  return primary_context();
+}
+
+CUcontext current_context() { return current; }
+void set_current_context(CUcontext context) { current = context; }
+bool is_context(CUcontext context) { return context == primary_context(); }
+
+void* allocate(size_t bytes, Memory kind) {
+  void* p = std::aligned_alloc(256, ((bytes == 0 ? 1 : bytes) + 255) & ~size_t{255});
+  if (p == nullptr) return nullptr;
+  Allocations& a = allocations();
+  std::lock_guard lock(a.mutex);
+  a.live[reinterpret_cast<uintptr_t>(p)] = {bytes, kind};
+  return p;
+}
+
+bool release(void* pointer, Memory kind) {
+  Allocations& a = allocations();
+  {
+    std::lock_guard lock(a.mutex);
+    auto it = a.live.find(reinterpret_cast<uintptr_t>(pointer));
+    if (it == a.live.end() || it->second.second != kind) return false;
+    a.live.erase(it);
+  }
+  std::free(pointer);
+  return true;
+}
+
+bool device_accessible(const void* pointer, size_t bytes) {
+  auto begin = reinterpret_cast<uintptr_t>(pointer);
+  Allocations& a = allocations();
+  std::lock_guard lock(a.mutex);
+  auto it = a.live.upper_bound(begin);
+  if (it == a.live.begin()) return false;
+  --it;
+  return begin >= it->first && begin + bytes <= it->first + it->second.first;
+}
+
+bool is_host_allocation(const void* pointer) {
+  auto begin = reinterpret_cast<uintptr_t>(pointer);
+  Allocations& a = allocations();
+  std::lock_guard lock(a.mutex);
+  auto it = a.live.upper_bound(begin);
+  if (it == a.live.begin()) return false;
+  --it;
+  return it->second.second == Memory::Host && begin < it->first + std::max<size_t>(it->second.first, 1);
+}
+
+void say_unsupported_once(const char* what) {
+  static std::mutex mutex;
+  static std::set<std::string>* said = new std::set<std::string>;
+  std::lock_guard lock(mutex);
+  if (!said->insert(what).second) return;
+  std::fprintf(stderr, "simcuda: %s is not supported by the simulator\n", what);
+}
+
+}  // namespace simcuda

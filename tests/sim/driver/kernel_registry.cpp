@@ -1,0 +1,144 @@
+#include "kernel_registry.h"
+
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace simcuda {
+namespace {
+
+struct Registry {
+  std::mutex mutex;
+  std::unordered_map<const void*, Kernel*> by_stub;
+  std::unordered_map<std::string, Kernel*> by_name;
+  std::unordered_set<const void*> all;
+};
+
+// Never destroyed: device worker threads may still look kernels up while the process exits.
+Registry& registry() {
+  static Registry* instance = new Registry;
+  return *instance;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+std::optional<size_t> scalar_or_pointer_size(std::string_view type) {
+  if (type.find('*') != std::string_view::npos || type.find('&') != std::string_view::npos) return sizeof(void*);
+  std::string bare;
+  // Drop cv-qualifiers word by word; what remains must be a builtin scalar.
+  size_t start = 0;
+  while (start < type.size()) {
+    size_t end = type.find(' ', start);
+    if (end == std::string_view::npos) end = type.size();
+    std::string_view word = type.substr(start, end - start);
+    if (!word.empty() && word != "const" && word != "volatile") {
+      if (!bare.empty()) bare += ' ';
+      bare += word;
+    }
+    start = end + 1;
+  }
+  static const std::unordered_map<std::string, size_t>* sizes = new std::unordered_map<std::string, size_t>{
+      {"bool", 1}, {"char", 1}, {"signed char", 1}, {"unsigned char", 1}, {"short", 2}, {"unsigned short", 2},
+      {"int", 4}, {"unsigned int", 4}, {"float", 4}, {"long", 8}, {"unsigned long", 8}, {"long long", 8},
+      {"unsigned long long", 8}, {"double", 8}, {"__int128", 16}, {"unsigned __int128", 16}};
+  auto it = sizes->find(bare);
+  if (it == sizes->end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace
+
+std::optional<std::vector<size_t>> param_sizes_from_mangled_name(const char* mangled_name) {
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(mangled_name, nullptr, nullptr, &status);
+  if (status != 0 || demangled == nullptr) return std::nullopt;
+  std::string signature(demangled);
+  std::free(demangled);
+
+  // The parameter list is the last top-level parenthesised group.
+  if (signature.empty() || signature.back() != ')') return std::nullopt;
+  int depth = 0;
+  size_t open = std::string::npos;
+  for (size_t i = signature.size(); i-- > 0;) {
+    char c = signature[i];
+    if (c == ')' || c == '>') ++depth;
+    if (c == '(' || c == '<') --depth;
+    if (depth == 0) {
+      open = i;
+      break;
+    }
+  }
+  if (open == std::string::npos || signature[open] != '(') return std::nullopt;
+  std::string_view list(signature.data() + open + 1, signature.size() - open - 2);
+
+  std::vector<size_t> sizes;
+  if (trim(list).empty() || trim(list) == "void") return sizes;
+  depth = 0;
+  size_t begin = 0;
+  for (size_t i = 0; i <= list.size(); ++i) {
+    char c = i < list.size() ? list[i] : ',';
+    if (c == '<' || c == '(') ++depth;
+    if (c == '>' || c == ')') --depth;
+    if (c == ',' && depth == 0) {
+      auto size = scalar_or_pointer_size(trim(list.substr(begin, i - begin)));
+      if (!size) return std::nullopt;
+      sizes.push_back(*size);
+      begin = i + 1;
+    }
+  }
+  return sizes;
+}
+
+Kernel* register_kernel(const void* host_stub, const char* name, simcuda_kernel_fn body,
+                        std::optional<std::vector<size_t>> param_sizes) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  Kernel* kernel = nullptr;
+  if (auto it = r.by_name.find(name); it != r.by_name.end()) {
+    kernel = it->second;  // re-registration updates the body, keeps the handle stable
+  } else {
+    kernel = new Kernel;
+    kernel->name = name;
+    r.by_name.emplace(kernel->name, kernel);
+    r.all.insert(kernel);
+  }
+  kernel->body = body;
+  kernel->param_sizes = std::move(param_sizes);
+  if (host_stub != nullptr) {
+    kernel->host_stub = host_stub;
+    r.by_stub[host_stub] = kernel;
+  }
+  return kernel;
+}
+
+Kernel* kernel_by_stub(const void* host_stub) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  auto it = r.by_stub.find(host_stub);
+  if (it != r.by_stub.end()) return it->second;
+  // cudaKernel_t handles from cudaGetKernel are the Kernel itself.
+  return r.all.count(host_stub) != 0 ? const_cast<Kernel*>(static_cast<const Kernel*>(host_stub)) : nullptr;
+}
+
+Kernel* kernel_by_name(const char* name) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  auto it = r.by_name.find(name);
+  return it == r.by_name.end() ? nullptr : it->second;
+}
+
+bool is_kernel(const void* function) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  return r.all.count(function) != 0;
+}
+
+}  // namespace simcuda

@@ -1,0 +1,112 @@
+// cuGetProcAddress: how cudart (>= 11.3) and other clients obtain every driver entry point. Base names map to the
+// versioned symbol this driver implements; CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM selects the _ptsz/_ptds
+// variant where one exists.
+#include <cuda.h>
+
+#include <cstring>
+
+namespace {
+
+struct Entry {
+  const char* name;
+  void* legacy;
+  void* per_thread;  // nullptr: same as legacy
+};
+
+#define ENTRY(name, symbol) {name, reinterpret_cast<void*>(&symbol), nullptr}
+#define ENTRY_PT(name, symbol, pt_symbol) \
+  {name, reinterpret_cast<void*>(&symbol), reinterpret_cast<void*>(&pt_symbol)}
+
+extern "C" CUresult CUDAAPI cuGetProcAddress_v2(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
+
+const Entry kEntries[] = {
+    ENTRY("cuInit", cuInit),
+    ENTRY("cuDriverGetVersion", cuDriverGetVersion),
+    ENTRY("cuDeviceGet", cuDeviceGet),
+    ENTRY("cuDeviceGetCount", cuDeviceGetCount),
+    ENTRY("cuDeviceGetName", cuDeviceGetName),
+    ENTRY("cuDeviceGetAttribute", cuDeviceGetAttribute),
+    ENTRY("cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain),
+    ENTRY("cuDevicePrimaryCtxRelease", cuDevicePrimaryCtxRelease_v2),
+    ENTRY("cuCtxGetCurrent", cuCtxGetCurrent),
+    ENTRY("cuCtxSetCurrent", cuCtxSetCurrent),
+    ENTRY("cuCtxPushCurrent", cuCtxPushCurrent_v2),
+    ENTRY("cuCtxPopCurrent", cuCtxPopCurrent_v2),
+    ENTRY("cuCtxGetDevice", cuCtxGetDevice),
+    ENTRY("cuCtxSynchronize", cuCtxSynchronize),
+    ENTRY("cuModuleLoadData", cuModuleLoadData),
+    ENTRY("cuModuleUnload", cuModuleUnload),
+    ENTRY("cuModuleGetFunction", cuModuleGetFunction),
+    ENTRY("cuFuncGetName", cuFuncGetName),
+    ENTRY_PT("cuLaunchKernel", cuLaunchKernel, cuLaunchKernel_ptsz),
+    ENTRY_PT("cuLaunchKernelEx", cuLaunchKernelEx, cuLaunchKernelEx_ptsz),
+    ENTRY_PT("cuLaunchCooperativeKernel", cuLaunchCooperativeKernel, cuLaunchCooperativeKernel_ptsz),
+    ENTRY_PT("cuLaunchHostFunc", cuLaunchHostFunc, cuLaunchHostFunc_ptsz),
+    ENTRY_PT("cuStreamBeginCapture", cuStreamBeginCapture_v2, cuStreamBeginCapture_v2_ptsz),
+    ENTRY_PT("cuStreamEndCapture", cuStreamEndCapture, cuStreamEndCapture_ptsz),
+    ENTRY_PT("cuStreamIsCapturing", cuStreamIsCapturing, cuStreamIsCapturing_ptsz),
+    ENTRY("cuGraphInstantiate", cuGraphInstantiateWithFlags),
+    ENTRY("cuGraphInstantiateWithFlags", cuGraphInstantiateWithFlags),
+    ENTRY("cuGraphDestroy", cuGraphDestroy),
+    ENTRY("cuGraphExecDestroy", cuGraphExecDestroy),
+    ENTRY_PT("cuGraphLaunch", cuGraphLaunch, cuGraphLaunch_ptsz),
+    ENTRY("cuStreamCreate", cuStreamCreate),
+    ENTRY("cuStreamCreateWithPriority", cuStreamCreateWithPriority),
+    ENTRY("cuStreamDestroy", cuStreamDestroy_v2),
+    ENTRY_PT("cuStreamSynchronize", cuStreamSynchronize, cuStreamSynchronize_ptsz),
+    ENTRY_PT("cuStreamQuery", cuStreamQuery, cuStreamQuery_ptsz),
+    ENTRY_PT("cuStreamWaitEvent", cuStreamWaitEvent, cuStreamWaitEvent_ptsz),
+    ENTRY_PT("cuStreamGetId", cuStreamGetId, cuStreamGetId_ptsz),
+    ENTRY_PT("cuStreamGetCtx", cuStreamGetCtx, cuStreamGetCtx_ptsz),
+    ENTRY_PT("cuStreamWriteValue32", cuStreamWriteValue32_v2, cuStreamWriteValue32_v2_ptsz),
+    ENTRY_PT("cuStreamWriteValue64", cuStreamWriteValue64_v2, cuStreamWriteValue64_v2_ptsz),
+    ENTRY("cuEventCreate", cuEventCreate),
+    ENTRY_PT("cuEventRecord", cuEventRecord, cuEventRecord_ptsz),
+    ENTRY("cuEventQuery", cuEventQuery),
+    ENTRY("cuEventSynchronize", cuEventSynchronize),
+    ENTRY("cuEventElapsedTime", cuEventElapsedTime_v2),
+    ENTRY("cuEventDestroy", cuEventDestroy_v2),
+    ENTRY("cuMemAlloc", cuMemAlloc_v2),
+    ENTRY("cuMemFree", cuMemFree_v2),
+    ENTRY("cuMemHostAlloc", cuMemHostAlloc),
+    ENTRY("cuMemFreeHost", cuMemFreeHost),
+    ENTRY("cuMemHostGetDevicePointer", cuMemHostGetDevicePointer_v2),
+    ENTRY_PT("cuMemcpyHtoD", cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_ptds),
+    ENTRY_PT("cuMemcpyDtoH", cuMemcpyDtoH_v2, cuMemcpyDtoH_v2_ptds),
+    ENTRY_PT("cuMemcpyDtoD", cuMemcpyDtoD_v2, cuMemcpyDtoD_v2_ptds),
+    ENTRY_PT("cuMemcpy", cuMemcpy, cuMemcpy_ptds),
+    ENTRY_PT("cuMemcpyAsync", cuMemcpyAsync, cuMemcpyAsync_ptsz),
+    ENTRY("cuMemsetD8", cuMemsetD8_v2),
+    ENTRY_PT("cuMemsetD8Async", cuMemsetD8Async, cuMemsetD8Async_ptsz),
+    ENTRY("cuGetErrorName", cuGetErrorName),
+    ENTRY("cuGetErrorString", cuGetErrorString),
+    ENTRY("cuGetExportTable", cuGetExportTable),
+    ENTRY("cuGetProcAddress", cuGetProcAddress_v2),
+};
+
+}  // namespace
+
+extern "C" {
+
+CUresult CUDAAPI cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
+                                     CUdriverProcAddressQueryResult* symbolStatus) {
+  if (symbol == nullptr || pfn == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *pfn = nullptr;
+  (void)cudaVersion;  // one version of each entry point is implemented
+  for (const Entry& entry : kEntries) {
+    if (std::strcmp(entry.name, symbol) != 0) continue;
+    bool per_thread = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+    *pfn = per_thread && entry.per_thread != nullptr ? entry.per_thread : entry.legacy;
+    if (symbolStatus != nullptr) *symbolStatus = CU_GET_PROC_ADDRESS_SUCCESS;
+    return CUDA_SUCCESS;
+  }
+  if (symbolStatus != nullptr) *symbolStatus = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  return CUDA_ERROR_NOT_FOUND;
+}
+
+// The pre-12.0 signature, still exported by NVIDIA's driver under the base name.
+CUresult CUDAAPI cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags) {
+  return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, nullptr);
+}
+
+}  // extern "C"

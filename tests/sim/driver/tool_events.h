@@ -1,0 +1,16 @@
+// The driver's side of the tool interface: the sink libcupti installs, correlation ids, resource events, and the
+// private export table that libcudart and libcupti obtain through cuGetExportTable.
+#pragma once
+
+#include <cuda.h>
+#include <cupti_callbacks.h>
+
+#include "../common/private_table.h"
+
+namespace simcuda {
+
+const PrivateTable& private_table();
+void emit_context_resource_event(CUpti_CallbackIdResource cbid, CUcontext context);
+void emit_stream_resource_event(CUpti_CallbackIdResource cbid, CUstream stream);
+
+}  // namespace simcuda

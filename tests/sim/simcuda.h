@@ -1,0 +1,43 @@
+/* simcuda.h: the only simulator-specific API. Test programs use it to give the simulated device kernels to run and
+ * to make those kernels fail the way real ones do. Everything else a test program does goes through the real CUDA
+ * driver, runtime and CUPTI C ABI that libcuda.so.1, libcudart.so.13 and libcupti.so.13 of tests/sim implement. */
+#ifndef SIMCUDA_H
+#define SIMCUDA_H
+
+#include <stddef.h>
+#include <vector_types.h> /* dim3, from the CUDA toolkit */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A kernel body runs once per launch on the simulated device (its stream's worker thread), not once per thread.
+ * args holds copies of the launch arguments, taken when the launch was enqueued, as the real driver does. */
+typedef void (*simcuda_kernel_fn)(void** args, dim3 grid, dim3 block);
+
+/* Registers a kernel under its host stub (what cudaLaunchKernel receives) and its mangled name (what
+ * cuModuleGetFunction and CUPTI's symbolName use). Argument sizes are read from the mangled signature; a kernel
+ * whose parameters are not all scalars or pointers, or whose name is not mangled, needs
+ * simcuda_register_kernel_with_params. host_stub may be NULL for driver-only kernels. */
+void simcuda_register_kernel(const void* host_stub, const char* mangled_name, simcuda_kernel_fn body);
+void simcuda_register_kernel_with_params(const void* host_stub, const char* name, simcuda_kernel_fn body,
+                                         unsigned param_count, const size_t* param_sizes);
+
+/* Inside a body: the kernel keeps its stream busy this long (returns early once the device has faulted). */
+void simcuda_sleep_us(unsigned us);
+
+/* Inside a body: one failing device-side assert, as thread thread_idx of block block_idx would raise it. The kernel
+ * stops (later simcuda_sleep_us calls return at once), queued work on every stream is dropped, and 710 becomes the
+ * context's sticky error. The driver's assertion line reaches stderr when the host next observes the error. May be
+ * called several times by one body, one line per failing thread. */
+void simcuda_device_assert(const char* file, unsigned line, const char* function, const char* condition,
+                           dim3 block_idx, dim3 thread_idx);
+
+/* Inside a body: a device fault with this CUDA error code (e.g. 700 illegal address). Sticky codes corrupt the
+ * context as an assert does; any other code is reported once, asynchronously, by the next synchronizing call. */
+void simcuda_device_fault(int cuda_error);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
