@@ -788,11 +788,11 @@ CUresult CUDAAPI cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, s
 
 #define SIMCUDA_DRIVER_NAME_CASE(code, driver_name, runtime_name, text) \
   case code:                                                           \
-    if (code != 9) *pStr = #driver_name;                               \
+    if (*driver_name != '\0') *pStr = driver_name;                      \
     break;
 #define SIMCUDA_DRIVER_TEXT_CASE(code, driver_name, runtime_name, text) \
   case code:                                                           \
-    if (code != 9) *pStr = text;                                       \
+    if (*driver_name != '\0') *pStr = text;                             \
     break;
 
 CUresult CUDAAPI cuGetErrorName(CUresult error, const char** pStr) {

@@ -1,0 +1,71 @@
+// How the simulated runtime reaches the driver, as NVIDIA's does: dlopen("libcuda.so.1"), then every entry point
+// through cuGetProcAddress (twice: the legacy-stream and the per-thread-default-stream variants), plus the private
+// export table. Nothing here is linked at build time.
+#pragma once
+
+#include <cuda.h>
+
+#include "../common/private_table.h"
+
+namespace simcuda::runtime {
+
+// X(member, base name, a symbol whose type the entry point has)
+#define SIMCUDA_RUNTIME_DRIVER_ENTRIES(X)                                     \
+  X(init, "cuInit", cuInit)                                                  \
+  X(driver_get_version, "cuDriverGetVersion", cuDriverGetVersion)            \
+  X(device_get_count, "cuDeviceGetCount", cuDeviceGetCount)                  \
+  X(primary_ctx_retain, "cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain) \
+  X(ctx_get_current, "cuCtxGetCurrent", cuCtxGetCurrent)                     \
+  X(ctx_set_current, "cuCtxSetCurrent", cuCtxSetCurrent)                     \
+  X(ctx_synchronize, "cuCtxSynchronize", cuCtxSynchronize)                   \
+  X(launch_kernel, "cuLaunchKernel", cuLaunchKernel)                         \
+  X(launch_kernel_ex, "cuLaunchKernelEx", cuLaunchKernelEx)                  \
+  X(launch_cooperative_kernel, "cuLaunchCooperativeKernel", cuLaunchCooperativeKernel) \
+  X(launch_host_func, "cuLaunchHostFunc", cuLaunchHostFunc)                  \
+  X(graph_launch, "cuGraphLaunch", cuGraphLaunch)                            \
+  X(graph_instantiate, "cuGraphInstantiateWithFlags", cuGraphInstantiateWithFlags) \
+  X(graph_destroy, "cuGraphDestroy", cuGraphDestroy)                         \
+  X(graph_exec_destroy, "cuGraphExecDestroy", cuGraphExecDestroy)            \
+  X(stream_begin_capture, "cuStreamBeginCapture", cuStreamBeginCapture_v2)   \
+  X(stream_end_capture, "cuStreamEndCapture", cuStreamEndCapture)            \
+  X(stream_is_capturing, "cuStreamIsCapturing", cuStreamIsCapturing)         \
+  X(stream_create, "cuStreamCreate", cuStreamCreate)                         \
+  X(stream_destroy, "cuStreamDestroy", cuStreamDestroy_v2)                   \
+  X(stream_synchronize, "cuStreamSynchronize", cuStreamSynchronize)          \
+  X(stream_query, "cuStreamQuery", cuStreamQuery)                            \
+  X(stream_wait_event, "cuStreamWaitEvent", cuStreamWaitEvent)               \
+  X(stream_get_id, "cuStreamGetId", cuStreamGetId)                           \
+  X(event_create, "cuEventCreate", cuEventCreate)                            \
+  X(event_record, "cuEventRecord", cuEventRecord)                            \
+  X(event_query, "cuEventQuery", cuEventQuery)                               \
+  X(event_synchronize, "cuEventSynchronize", cuEventSynchronize)             \
+  X(event_elapsed_time, "cuEventElapsedTime", cuEventElapsedTime_v2)         \
+  X(event_destroy, "cuEventDestroy", cuEventDestroy_v2)                      \
+  X(mem_alloc, "cuMemAlloc", cuMemAlloc_v2)                                  \
+  X(mem_free, "cuMemFree", cuMemFree_v2)                                     \
+  X(mem_host_alloc, "cuMemHostAlloc", cuMemHostAlloc)                        \
+  X(mem_free_host, "cuMemFreeHost", cuMemFreeHost)                           \
+  X(mem_host_get_device_pointer, "cuMemHostGetDevicePointer", cuMemHostGetDevicePointer_v2) \
+  X(memcpy, "cuMemcpy", cuMemcpy)                                            \
+  X(memcpy_async, "cuMemcpyAsync", cuMemcpyAsync)                            \
+  X(memset_d8, "cuMemsetD8", cuMemsetD8_v2)                                  \
+  X(memset_d8_async, "cuMemsetD8Async", cuMemsetD8Async)                     \
+  X(get_export_table, "cuGetExportTable", cuGetExportTable)
+
+struct DriverEntries {
+#define SIMCUDA_DECLARE_ENTRY(member, name, symbol) decltype(&::symbol) member = nullptr;
+  SIMCUDA_RUNTIME_DRIVER_ENTRIES(SIMCUDA_DECLARE_ENTRY)
+#undef SIMCUDA_DECLARE_ENTRY
+};
+
+struct DriverLink {
+  bool loaded = false;
+  DriverEntries legacy;      // stream 0 is the legacy default stream
+  DriverEntries per_thread;  // stream 0 is the calling thread's default stream (the _ptsz/_ptds API)
+  const PrivateTable* table = nullptr;
+};
+
+// Loads the driver on first use; loaded is false (and every call fails) when libcuda.so.1 is missing.
+const DriverLink& driver();
+
+}  // namespace simcuda::runtime

@@ -1,0 +1,587 @@
+// The exported runtime entry points (libcudart.so.13). Like NVIDIA's runtime, each call is traced for CUPTI's
+// runtime domain and then made through driver entry points fetched with cuGetProcAddress, so that every runtime
+// launch also makes the nested, separately traced driver launch. The runtime keeps the per-thread last error.
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cupti_callbacks.h>
+#include <cupti_runtime_cbid.h>
+#include <generated_cuda_runtime_api_meta.h>
+
+#include <mutex>
+
+#include "../common/api_trace.h"
+#include "../common/error_table.h"
+#include "driver_link.h"
+
+namespace {
+
+using simcuda::runtime::driver;
+using simcuda::runtime::DriverEntries;
+
+// CUDA 13.0's meta header has no params structs for these calls; the layouts follow their argument lists.
+struct cudaDeviceSynchronize_v3020_params {};
+struct cudaGetLastError_v3020_params {};
+struct cudaPeekAtLastError_v3020_params {};
+struct __cudaGetKernel_v13000_params {
+  cudaKernel_t* kernelPtr;
+  const void* entryFuncAddr;
+};
+struct __cudaLaunchKernel_v13000_params {
+  cudaKernel_t kernel;
+  dim3 gridDim;
+  dim3 blockDim;
+  void** args;
+  size_t sharedMem;
+  cudaStream_t stream;
+};
+using __cudaLaunchKernel_ptsz_v13000_params = __cudaLaunchKernel_v13000_params;
+
+thread_local cudaError_t last_error = cudaSuccess;
+thread_local bool context_bound = false;
+std::once_flag init_once;
+CUresult init_result = CUDA_ERROR_NOT_INITIALIZED;
+CUcontext primary = nullptr;
+
+simcuda::ToolDispatch no_tool() { return nullptr; }
+
+const simcuda::PrivateTable& table() {
+  // Without a driver no tool can be attached: trace nothing.
+  static const simcuda::PrivateTable none{sizeof(simcuda::PrivateTable), nullptr, no_tool, nullptr, nullptr, nullptr,
+                                          nullptr};
+  return driver().loaded ? *driver().table : none;
+}
+
+cudaError_t to_runtime(CUresult r) { return static_cast<cudaError_t>(r); }
+
+const DriverEntries& entries(bool per_thread) { return per_thread ? driver().per_thread : driver().legacy; }
+
+// Lazy initialization (cuInit, primary context bound to this thread), then the context's sticky error.
+cudaError_t ready() {
+  if (!driver().loaded) return cudaErrorInsufficientDriver;
+  const DriverEntries& d = driver().legacy;
+  std::call_once(init_once, [&] {
+    init_result = d.init(0);
+    if (init_result == CUDA_SUCCESS) init_result = d.primary_ctx_retain(&primary, 0);
+  });
+  if (init_result != CUDA_SUCCESS) return to_runtime(init_result);
+  if (!context_bound) {
+    CUcontext current = nullptr;
+    if (d.ctx_get_current(&current) == CUDA_SUCCESS && current == nullptr) d.ctx_set_current(primary);
+    context_bound = true;
+  }
+  return to_runtime(driver().table->context_error());
+}
+
+cudaError_t record(cudaError_t e) {
+  if (e != cudaSuccess) last_error = e;
+  return e;
+}
+
+// A launch's invalid argument from the driver is the runtime's invalid configuration.
+cudaError_t launch_result(CUresult r) {
+  return r == CUDA_ERROR_INVALID_VALUE ? cudaErrorInvalidConfiguration : to_runtime(r);
+}
+
+CUfunction function_of(const void* stub) { return driver().loaded ? driver().table->function_for_stub(stub) : nullptr; }
+const char* name_of(const void* stub) {
+  CUfunction f = function_of(stub);
+  return f != nullptr ? driver().table->function_name(f) : nullptr;
+}
+
+#define RUNTIME_SITE(fn, version) \
+  simcuda::TraceSite { CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##fn##_##version, #fn }
+// TRACED(fn, version, args...) { body })): the call traced with fn_version_params{args...}; errors kept as last.
+#define TRACED(fn, version, ...)                                                                                 \
+  record(simcuda::traced_call<cudaError_t>(table(), RUNTIME_SITE(fn, version), fn##_##version##_params{__VA_ARGS__}, \
+                                           nullptr, primary, [&]() -> cudaError_t
+#define TRACED_LAUNCH(fn, version, stub, ...)                                                                    \
+  record(simcuda::traced_call<cudaError_t>(table(), RUNTIME_SITE(fn, version), fn##_##version##_params{__VA_ARGS__}, \
+                                           name_of(stub), primary, [&]() -> cudaError_t
+
+cudaError_t launch(const void* stub, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream,
+                   bool per_thread) {
+  if (cudaError_t e = ready(); e != cudaSuccess) return e;
+  CUfunction f = function_of(stub);
+  if (f == nullptr) return cudaErrorInvalidDeviceFunction;
+  return launch_result(entries(per_thread).launch_kernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                                                         static_cast<unsigned>(shared), stream, args, nullptr));
+}
+
+cudaError_t launch_ex(const cudaLaunchConfig_t* config, const void* stub, void** args, bool per_thread) {
+  if (cudaError_t e = ready(); e != cudaSuccess) return e;
+  if (config == nullptr) return cudaErrorInvalidValue;
+  CUfunction f = function_of(stub);
+  if (f == nullptr) return cudaErrorInvalidDeviceFunction;
+  CUlaunchConfig c{};
+  c.gridDimX = config->gridDim.x;
+  c.gridDimY = config->gridDim.y;
+  c.gridDimZ = config->gridDim.z;
+  c.blockDimX = config->blockDim.x;
+  c.blockDimY = config->blockDim.y;
+  c.blockDimZ = config->blockDim.z;
+  c.sharedMemBytes = static_cast<unsigned>(config->dynamicSmemBytes);
+  c.hStream = config->stream;
+  return launch_result(entries(per_thread).launch_kernel_ex(&c, f, args, nullptr));
+}
+
+cudaError_t launch_cooperative(const void* stub, dim3 grid, dim3 block, void** args, size_t shared,
+                               cudaStream_t stream, bool per_thread) {
+  if (cudaError_t e = ready(); e != cudaSuccess) return e;
+  CUfunction f = function_of(stub);
+  if (f == nullptr) return cudaErrorInvalidDeviceFunction;
+  return launch_result(entries(per_thread).launch_cooperative_kernel(
+      f, grid.x, grid.y, grid.z, block.x, block.y, block.z, static_cast<unsigned>(shared), stream, args));
+}
+
+// Runs a driver call after the runtime's own checks.
+template <typename Call>
+cudaError_t via_driver(Call&& call) {
+  if (cudaError_t e = ready(); e != cudaSuccess) return e;
+  return to_runtime(call());
+}
+
+}  // namespace
+
+extern "C" {
+
+// ---- device and versions -----------------------------------------------------------------------------------------
+
+cudaError_t CUDARTAPI cudaDriverGetVersion(int* driverVersion) {
+  return TRACED(cudaDriverGetVersion, v3020, driverVersion) {
+    if (driverVersion == nullptr) return cudaErrorInvalidValue;
+    if (!driver().loaded) {
+      *driverVersion = 0;  // what the real runtime reports when no driver is installed
+      return cudaSuccess;
+    }
+    return to_runtime(driver().legacy.driver_get_version(driverVersion));
+  }));
+}
+
+cudaError_t CUDARTAPI cudaRuntimeGetVersion(int* runtimeVersion) {
+  return TRACED(cudaRuntimeGetVersion, v3020, runtimeVersion) {
+    if (runtimeVersion == nullptr) return cudaErrorInvalidValue;
+    *runtimeVersion = CUDART_VERSION;
+    return cudaSuccess;
+  }));
+}
+
+cudaError_t CUDARTAPI cudaGetDeviceCount(int* count) {
+  return TRACED(cudaGetDeviceCount, v3020, count) {
+    if (count == nullptr) return cudaErrorInvalidValue;
+    return via_driver([&] { return driver().legacy.device_get_count(count); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaGetDevice(int* device) {
+  return TRACED(cudaGetDevice, v3020, device) {
+    if (device == nullptr) return cudaErrorInvalidValue;
+    if (cudaError_t e = ready(); e != cudaSuccess) return e;
+    *device = 0;
+    return cudaSuccess;
+  }));
+}
+
+cudaError_t CUDARTAPI cudaSetDevice(int device) {
+  return TRACED(cudaSetDevice, v3020, device) {
+    if (cudaError_t e = ready(); e != cudaSuccess) return e;
+    return device == 0 ? cudaSuccess : cudaErrorInvalidDevice;
+  }));
+}
+
+cudaError_t CUDARTAPI cudaDeviceSynchronize(void) {
+  return TRACED(cudaDeviceSynchronize, v3020) {
+    return via_driver([&] { return driver().legacy.ctx_synchronize(); });
+  }));
+}
+
+// ---- errors ------------------------------------------------------------------------------------------------------
+
+// Sticky errors cannot be cleared; any other error is returned once and reset.
+cudaError_t CUDARTAPI cudaGetLastError(void) {
+  cudaError_t sticky = driver().loaded ? to_runtime(driver().table->context_error()) : cudaSuccess;
+  cudaError_t result = sticky != cudaSuccess ? sticky : last_error;
+  last_error = sticky;
+  cudaGetLastError_v3020_params params{};
+  return simcuda::traced_call<cudaError_t>(table(), RUNTIME_SITE(cudaGetLastError, v3020), params, nullptr, primary,
+                                           [&] { return result; });
+}
+
+cudaError_t CUDARTAPI cudaPeekAtLastError(void) {
+  cudaError_t sticky = driver().loaded ? to_runtime(driver().table->context_error()) : cudaSuccess;
+  cudaPeekAtLastError_v3020_params params{};
+  return simcuda::traced_call<cudaError_t>(table(), RUNTIME_SITE(cudaPeekAtLastError, v3020), params, nullptr,
+                                           primary, [&] { return sticky != cudaSuccess ? sticky : last_error; });
+}
+
+#define SIMCUDA_RUNTIME_NAME_CASE(code, driver_name, runtime_name, text) \
+  case code:                                                            \
+    return runtime_name;
+#define SIMCUDA_RUNTIME_TEXT_CASE(code, driver_name, runtime_name, text) \
+  case code:                                                            \
+    return text;
+
+const char* CUDARTAPI cudaGetErrorName(cudaError_t error) {
+  switch (static_cast<int>(error)) {
+    SIMCUDA_ERROR_TABLE(SIMCUDA_RUNTIME_NAME_CASE)
+    default:
+      return "cudaErrorUnknown";
+  }
+}
+
+const char* CUDARTAPI cudaGetErrorString(cudaError_t error) {
+  switch (static_cast<int>(error)) {
+    SIMCUDA_ERROR_TABLE(SIMCUDA_RUNTIME_TEXT_CASE)
+    default:
+      return "unrecognized error code";
+  }
+}
+
+// ---- kernels and launches ----------------------------------------------------------------------------------------
+
+cudaError_t CUDARTAPI cudaFuncGetName(const char** name, const void* func) {
+  return TRACED(cudaFuncGetName, v12030, name, func) {
+    if (cudaError_t e = ready(); e != cudaSuccess) return e;
+    if (name == nullptr) return cudaErrorInvalidValue;
+    *name = name_of(func);
+    return *name != nullptr ? cudaSuccess : cudaErrorInvalidDeviceFunction;
+  }));
+}
+
+cudaError_t CUDARTAPI cudaGetKernel(cudaKernel_t* kernelPtr, const void* entryFuncAddr) {
+  return TRACED(cudaGetKernel, v12000, kernelPtr, entryFuncAddr) {
+    if (cudaError_t e = ready(); e != cudaSuccess) return e;
+    if (kernelPtr == nullptr) return cudaErrorInvalidValue;
+    *kernelPtr = reinterpret_cast<cudaKernel_t>(function_of(entryFuncAddr));
+    return *kernelPtr != nullptr ? cudaSuccess : cudaErrorInvalidDeviceFunction;
+  }));
+}
+
+// What nvcc 13 emits for <<<>>>: the kernel handle once (__cudaGetKernel), then __cudaLaunchKernel per launch.
+cudaError_t CUDARTAPI __cudaGetKernel(cudaKernel_t* kernelPtr, const void* entryFuncAddr) {
+  return TRACED(__cudaGetKernel, v13000, kernelPtr, entryFuncAddr) {
+    if (cudaError_t e = ready(); e != cudaSuccess) return e;
+    if (kernelPtr == nullptr) return cudaErrorInvalidValue;
+    *kernelPtr = reinterpret_cast<cudaKernel_t>(function_of(entryFuncAddr));
+    return *kernelPtr != nullptr ? cudaSuccess : cudaErrorInvalidDeviceFunction;
+  }));
+}
+
+cudaError_t CUDARTAPI __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void** args,
+                                         size_t sharedMem, cudaStream_t stream) {
+  return TRACED_LAUNCH(__cudaLaunchKernel, v13000, kernel, kernel, gridDim, blockDim, args, sharedMem, stream) {
+    return launch(kernel, gridDim, blockDim, args, sharedMem, stream, false);
+  }));
+}
+
+cudaError_t CUDARTAPI __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void** args,
+                                              size_t sharedMem, cudaStream_t stream) {
+  return TRACED_LAUNCH(__cudaLaunchKernel_ptsz, v13000, kernel, kernel, gridDim, blockDim, args, sharedMem, stream) {
+    return launch(kernel, gridDim, blockDim, args, sharedMem, stream, true);
+  }));
+}
+
+cudaError_t CUDARTAPI cudaLaunchKernel(const void* func, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem,
+                                       cudaStream_t stream) {
+  return TRACED_LAUNCH(cudaLaunchKernel, v7000, func, func, gridDim, blockDim, args, sharedMem, stream) {
+    return launch(func, gridDim, blockDim, args, sharedMem, stream, false);
+  }));
+}
+
+cudaError_t CUDARTAPI cudaLaunchKernel_ptsz(const void* func, dim3 gridDim, dim3 blockDim, void** args,
+                                            size_t sharedMem, cudaStream_t stream) {
+  return TRACED_LAUNCH(cudaLaunchKernel_ptsz, v7000, func, func, gridDim, blockDim, args, sharedMem, stream) {
+    return launch(func, gridDim, blockDim, args, sharedMem, stream, true);
+  }));
+}
+
+cudaError_t CUDARTAPI cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func, void** args) {
+  return TRACED_LAUNCH(cudaLaunchKernelExC, v11060, func, config, func, args) {
+    return launch_ex(config, func, args, false);
+  }));
+}
+
+cudaError_t CUDARTAPI cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t* config, const void* func, void** args) {
+  return TRACED_LAUNCH(cudaLaunchKernelExC_ptsz, v11060, func, config, func, args) {
+    return launch_ex(config, func, args, true);
+  }));
+}
+
+cudaError_t CUDARTAPI cudaLaunchCooperativeKernel(const void* func, dim3 gridDim, dim3 blockDim, void** args,
+                                                  size_t sharedMem, cudaStream_t stream) {
+  return TRACED_LAUNCH(cudaLaunchCooperativeKernel, v9000, func, func, gridDim, blockDim, args, sharedMem, stream) {
+    return launch_cooperative(func, gridDim, blockDim, args, sharedMem, stream, false);
+  }));
+}
+
+cudaError_t CUDARTAPI cudaLaunchCooperativeKernel_ptsz(const void* func, dim3 gridDim, dim3 blockDim, void** args,
+                                                       size_t sharedMem, cudaStream_t stream) {
+  return TRACED_LAUNCH(cudaLaunchCooperativeKernel_ptsz, v9000, func, func, gridDim, blockDim, args, sharedMem,
+                       stream) {
+    return launch_cooperative(func, gridDim, blockDim, args, sharedMem, stream, true);
+  }));
+}
+
+cudaError_t CUDARTAPI cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* userData) {
+  return TRACED(cudaLaunchHostFunc, v10000, stream, fn, userData) {
+    return via_driver([&] { return driver().legacy.launch_host_func(stream, fn, userData); });
+  }));
+}
+
+// ---- graphs ------------------------------------------------------------------------------------------------------
+
+cudaError_t CUDARTAPI cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode) {
+  return TRACED(cudaStreamBeginCapture, v10000, stream, mode) {
+    return via_driver([&] {
+      return driver().legacy.stream_begin_capture(stream, static_cast<CUstreamCaptureMode>(mode));
+    });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGraph) {
+  return TRACED(cudaStreamEndCapture, v10000, stream, pGraph) {
+    return via_driver([&] { return driver().legacy.stream_end_capture(stream, pGraph); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus* pCaptureStatus) {
+  return TRACED(cudaStreamIsCapturing, v10000, stream, pCaptureStatus) {
+    return via_driver([&] {
+      return driver().legacy.stream_is_capturing(stream, reinterpret_cast<CUstreamCaptureStatus*>(pCaptureStatus));
+    });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaGraphInstantiate(cudaGraphExec_t* pGraphExec, cudaGraph_t graph, unsigned long long flags) {
+  return TRACED(cudaGraphInstantiate, v12000, pGraphExec, graph, flags) {
+    return via_driver([&] { return driver().legacy.graph_instantiate(pGraphExec, graph, flags); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaGraphInstantiateWithFlags(cudaGraphExec_t* pGraphExec, cudaGraph_t graph,
+                                                    unsigned long long flags) {
+  return TRACED(cudaGraphInstantiateWithFlags, v11040, pGraphExec, graph, flags) {
+    return via_driver([&] { return driver().legacy.graph_instantiate(pGraphExec, graph, flags); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaGraphDestroy(cudaGraph_t graph) {
+  return TRACED(cudaGraphDestroy, v10000, graph) {
+    return via_driver([&] { return driver().legacy.graph_destroy(graph); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaGraphExecDestroy(cudaGraphExec_t graphExec) {
+  return TRACED(cudaGraphExecDestroy, v10000, graphExec) {
+    return via_driver([&] { return driver().legacy.graph_exec_destroy(graphExec); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) {
+  return TRACED(cudaGraphLaunch, v10000, graphExec, stream) {
+    return via_driver([&] { return driver().legacy.graph_launch(graphExec, stream); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream) {
+  return TRACED(cudaGraphLaunch_ptsz, v10000, graphExec, stream) {
+    return via_driver([&] { return driver().per_thread.graph_launch(graphExec, stream); });
+  }));
+}
+
+// ---- streams -----------------------------------------------------------------------------------------------------
+
+cudaError_t CUDARTAPI cudaStreamCreate(cudaStream_t* pStream) {
+  return TRACED(cudaStreamCreate, v3020, pStream) {
+    if (pStream == nullptr) return cudaErrorInvalidValue;
+    return via_driver([&] { return driver().legacy.stream_create(pStream, CU_STREAM_DEFAULT); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaStreamCreateWithFlags(cudaStream_t* pStream, unsigned int flags) {
+  return TRACED(cudaStreamCreateWithFlags, v5000, pStream, flags) {
+    if (pStream == nullptr) return cudaErrorInvalidValue;
+    return via_driver([&] { return driver().legacy.stream_create(pStream, flags); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaStreamDestroy(cudaStream_t stream) {
+  return TRACED(cudaStreamDestroy, v5050, stream) {
+    return via_driver([&] { return driver().legacy.stream_destroy(stream); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaStreamSynchronize(cudaStream_t stream) {
+  return TRACED(cudaStreamSynchronize, v3020, stream) {
+    return via_driver([&] { return driver().legacy.stream_synchronize(stream); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaStreamSynchronize_ptsz(cudaStream_t stream) {
+  return TRACED(cudaStreamSynchronize_ptsz, v7000, stream) {
+    return via_driver([&] { return driver().per_thread.stream_synchronize(stream); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaStreamQuery(cudaStream_t stream) {
+  return TRACED(cudaStreamQuery, v3020, stream) {
+    return via_driver([&] { return driver().legacy.stream_query(stream); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaStreamQuery_ptsz(cudaStream_t stream) {
+  return TRACED(cudaStreamQuery_ptsz, v7000, stream) {
+    return via_driver([&] { return driver().per_thread.stream_query(stream); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
+  return TRACED(cudaStreamWaitEvent, v3020, stream, event, flags) {
+    return via_driver([&] { return driver().legacy.stream_wait_event(stream, event, flags); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
+  return TRACED(cudaStreamWaitEvent_ptsz, v7000, stream, event, flags) {
+    return via_driver([&] { return driver().per_thread.stream_wait_event(stream, event, flags); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaStreamGetId(cudaStream_t hStream, unsigned long long* streamId) {
+  return TRACED(cudaStreamGetId, v12000, hStream, streamId) {
+    return via_driver([&] { return driver().legacy.stream_get_id(hStream, streamId); });
+  }));
+}
+
+// ---- events ------------------------------------------------------------------------------------------------------
+
+cudaError_t CUDARTAPI cudaEventCreate(cudaEvent_t* event) {
+  return TRACED(cudaEventCreate, v3020, event) {
+    return via_driver([&] { return driver().legacy.event_create(event, CU_EVENT_DEFAULT); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
+  return TRACED(cudaEventCreateWithFlags, v3020, event, flags) {
+    return via_driver([&] { return driver().legacy.event_create(event, flags); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  return TRACED(cudaEventRecord, v3020, event, stream) {
+    return via_driver([&] { return driver().legacy.event_record(event, stream); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream) {
+  return TRACED(cudaEventRecord_ptsz, v7000, event, stream) {
+    return via_driver([&] { return driver().per_thread.event_record(event, stream); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaEventQuery(cudaEvent_t event) {
+  return TRACED(cudaEventQuery, v3020, event) {
+    return via_driver([&] { return driver().legacy.event_query(event); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaEventSynchronize(cudaEvent_t event) {
+  return TRACED(cudaEventSynchronize, v3020, event) {
+    return via_driver([&] { return driver().legacy.event_synchronize(event); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaEventDestroy(cudaEvent_t event) {
+  return TRACED(cudaEventDestroy, v3020, event) {
+    return via_driver([&] { return driver().legacy.event_destroy(event); });
+  }));
+}
+
+// ---- memory ------------------------------------------------------------------------------------------------------
+
+cudaError_t CUDARTAPI cudaMalloc(void** devPtr, size_t size) {
+  return TRACED(cudaMalloc, v3020, devPtr, size) {
+    if (devPtr == nullptr) return cudaErrorInvalidValue;
+    return via_driver([&] { return driver().legacy.mem_alloc(reinterpret_cast<CUdeviceptr*>(devPtr), size); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaFree(void* devPtr) {
+  return TRACED(cudaFree, v3020, devPtr) {
+    return via_driver([&] { return driver().legacy.mem_free(reinterpret_cast<CUdeviceptr>(devPtr)); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaMallocHost(void** ptr, size_t size) {
+  return TRACED(cudaMallocHost, v3020, ptr, size) {
+    return via_driver([&] { return driver().legacy.mem_host_alloc(ptr, size, 0); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaHostAlloc(void** pHost, size_t size, unsigned int flags) {
+  return TRACED(cudaHostAlloc, v3020, pHost, size, flags) {
+    return via_driver([&] { return driver().legacy.mem_host_alloc(pHost, size, flags); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaFreeHost(void* ptr) {
+  return TRACED(cudaFreeHost, v3020, ptr) {
+    return via_driver([&] { return driver().legacy.mem_free_host(ptr); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaHostGetDevicePointer(void** pDevice, void* pHost, unsigned int flags) {
+  return TRACED(cudaHostGetDevicePointer, v3020, pDevice, pHost, flags) {
+    return via_driver([&] {
+      return driver().legacy.mem_host_get_device_pointer(reinterpret_cast<CUdeviceptr*>(pDevice), pHost, flags);
+    });
+  }));
+}
+
+// Copies go through cuMemcpy: with unified addressing the direction is implied by the pointers.
+cudaError_t CUDARTAPI cudaMemcpy(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind) {
+  return TRACED(cudaMemcpy, v3020, dst, src, count, kind) {
+    return via_driver([&] {
+      return driver().legacy.memcpy(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), count);
+    });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaMemcpy_ptds(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind) {
+  return TRACED(cudaMemcpy_ptds, v7000, dst, src, count, kind) {
+    return via_driver([&] {
+      return driver().per_thread.memcpy(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src),
+                                        count);
+    });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaMemcpyAsync(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind,
+                                      cudaStream_t stream) {
+  return TRACED(cudaMemcpyAsync, v3020, dst, src, count, kind, stream) {
+    return via_driver([&] {
+      return driver().legacy.memcpy_async(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src),
+                                          count, stream);
+    });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaMemcpyAsync_ptsz(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind,
+                                           cudaStream_t stream) {
+  return TRACED(cudaMemcpyAsync_ptsz, v7000, dst, src, count, kind, stream) {
+    return via_driver([&] {
+      return driver().per_thread.memcpy_async(reinterpret_cast<CUdeviceptr>(dst),
+                                              reinterpret_cast<CUdeviceptr>(src), count, stream);
+    });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaMemset(void* devPtr, int value, size_t count) {
+  return TRACED(cudaMemset, v3020, devPtr, value, count) {
+    return via_driver([&] {
+      return driver().legacy.memset_d8(reinterpret_cast<CUdeviceptr>(devPtr), static_cast<unsigned char>(value),
+                                       count);
+    });
+  }));
+}
+
+}  // extern "C"
