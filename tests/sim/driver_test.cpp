@@ -1,0 +1,265 @@
+// The simulated driver (libcuda.so.1) as Triton and firstassert use it: modules and functions by mangled name,
+// cuLaunchKernel/cuLaunchKernelEx, cuGetProcAddress, stream memory operations on host-mapped memory, capture
+// status, CUDA_INJECTION64_PATH, and faults.
+#include <cuda.h>
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "kernels/stock_kernels.h"
+#include "support/fresh_process.h"
+
+extern "C" {
+// Exported by libcuda under these names; the toolkit headers declare them only for the driver's own build.
+CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                     CUstream, void**, void**);
+CUresult CUDAAPI cuStreamWriteValue64_v2(CUstream, CUdeviceptr, cuuint64_t, unsigned);
+CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream);
+}
+
+namespace {
+
+const char* kBusyName = "_ZN10simkernels11busy_kernelEy";
+const char* kFaultName = "_ZN10simkernels12fault_kernelEi";
+const char* kAddName = "_ZN2at6native22elementwise_add_kernelIfEEvPT_PKS2_S5_S2_l";
+
+// As a Triton-style program does: initialize, bind the primary context, load a module.
+class Driver : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NE(simkernels_host_stub("busy"), nullptr);  // loads and registers the stock kernels
+    ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
+    CUdevice device;
+    ASSERT_EQ(cuDeviceGet(&device, 0), CUDA_SUCCESS);
+    CUcontext context;
+    ASSERT_EQ(cuDevicePrimaryCtxRetain(&context, device), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxSetCurrent(context), CUDA_SUCCESS);
+    static const char image[] = "simulated cubin";
+    ASSERT_EQ(cuModuleLoadData(&module_, image), CUDA_SUCCESS);
+  }
+  void TearDown() override { cuModuleUnload(module_); }
+
+  CUfunction function(const char* name) {
+    CUfunction f = nullptr;
+    EXPECT_EQ(cuModuleGetFunction(&f, module_, name), CUDA_SUCCESS) << name;
+    return f;
+  }
+
+  CUmodule module_ = nullptr;
+};
+
+CUresult launch_busy(CUfunction busy, CUstream stream, unsigned long long us) {
+  void* args[] = {&us};
+  return cuLaunchKernel(busy, 1, 1, 1, 1, 1, 1, 0, stream, args, nullptr);
+}
+
+TEST_F(Driver, FunctionsAreFoundByMangledNameAndLaunched) {
+  CUfunction add = function(kAddName);
+  ASSERT_NE(add, nullptr);
+  const char* name = nullptr;
+  ASSERT_EQ(cuFuncGetName(&name, add), CUDA_SUCCESS);
+  EXPECT_STREQ(name, kAddName);
+  CUfunction missing = nullptr;
+  EXPECT_EQ(cuModuleGetFunction(&missing, module_, "_Z7missingv"), CUDA_ERROR_NOT_FOUND);
+
+  CUdeviceptr a, b, out;
+  ASSERT_EQ(cuMemAlloc(&a, 4 * sizeof(float)), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemAlloc(&b, 4 * sizeof(float)), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemAlloc(&out, 4 * sizeof(float)), CUDA_SUCCESS);
+  float ha[4] = {1, 2, 3, 4}, hb[4] = {10, 20, 30, 40}, hout[4] = {};
+  ASSERT_EQ(cuMemcpyHtoD(a, ha, sizeof ha), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyHtoD(b, hb, sizeof hb), CUDA_SUCCESS);
+  float alpha = 0.5f;
+  long n = 4;
+  void* args[] = {&out, &a, &b, &alpha, &n};
+  ASSERT_EQ(cuLaunchKernel(add, 1, 1, 1, 4, 1, 1, 0, nullptr, args, nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyDtoH(hout, out, sizeof hout), CUDA_SUCCESS);
+  EXPECT_FLOAT_EQ(hout[0], 6.0f);
+  EXPECT_FLOAT_EQ(hout[3], 24.0f);
+
+  // cuLaunchKernelEx, as Triton's launcher uses it.
+  alpha = 1.0f;
+  CUlaunchConfig config{};
+  config.gridDimX = config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = 4;
+  config.blockDimY = config.blockDimZ = 1;
+  ASSERT_EQ(cuLaunchKernelEx(&config, add, args, nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyDtoH(hout, out, sizeof hout), CUDA_SUCCESS);
+  EXPECT_FLOAT_EQ(hout[1], 22.0f);
+  EXPECT_EQ(cuMemFree(a), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree(b), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree(out), CUDA_SUCCESS);
+}
+
+TEST_F(Driver, RejectsBadLaunchesSynchronouslyWithoutStickiness) {
+  CUfunction busy = function(kBusyName);
+  unsigned long long us = 1;
+  void* args[] = {&us};
+  EXPECT_EQ(cuLaunchKernel(busy, 1, 1, 1, 1025, 1, 1, 0, nullptr, args, nullptr), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuLaunchKernel(busy, 0, 1, 1, 1, 1, 1, 0, nullptr, args, nullptr), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuLaunchKernel(nullptr, 1, 1, 1, 1, 1, 1, 0, nullptr, args, nullptr), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuLaunchKernel(busy, 1, 1, 1, 1, 1, 1, 0, reinterpret_cast<CUstream>(0x1234), args, nullptr),
+            CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuLaunchKernel(busy, 1, 1, 1, 1, 1, 1, 0, nullptr, args, nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+}
+
+TEST_F(Driver, GetProcAddressGivesTheVersionedAndPerThreadEntryPoints) {
+  void* fn = nullptr;
+  CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  ASSERT_EQ(cuGetProcAddress("cuLaunchKernel", &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status),
+            CUDA_SUCCESS);
+  EXPECT_EQ(status, CU_GET_PROC_ADDRESS_SUCCESS);
+  EXPECT_EQ(fn, dlsym(RTLD_DEFAULT, "cuLaunchKernel"));
+  ASSERT_EQ(cuGetProcAddress("cuLaunchKernel", &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+                             &status),
+            CUDA_SUCCESS);
+  EXPECT_EQ(fn, reinterpret_cast<void*>(&cuLaunchKernel_ptsz));
+  ASSERT_EQ(cuGetProcAddress("cuStreamWriteValue64", &fn, CUDA_VERSION, 0, nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(fn, reinterpret_cast<void*>(&cuStreamWriteValue64_v2));
+  ASSERT_EQ(cuGetProcAddress("cuGetProcAddress", &fn, CUDA_VERSION, 0, nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(fn, dlsym(RTLD_DEFAULT, "cuGetProcAddress_v2"));
+  EXPECT_EQ(cuGetProcAddress("cuNoSuchEntryPoint", &fn, CUDA_VERSION, 0, &status), CUDA_ERROR_NOT_FOUND);
+  EXPECT_EQ(status, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+  EXPECT_EQ(fn, nullptr);
+}
+
+TEST_F(Driver, StreamWriteValueLandsAfterThePriorWorkOfItsStream) {
+  CUstream stream;
+  ASSERT_EQ(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  void* host = nullptr;
+  ASSERT_EQ(cuMemHostAlloc(&host, sizeof(uint64_t), CU_MEMHOSTALLOC_DEVICEMAP), CUDA_SUCCESS);
+  *static_cast<volatile uint64_t*>(host) = 0;
+  CUdeviceptr slot = 0;
+  ASSERT_EQ(cuMemHostGetDevicePointer(&slot, host, 0), CUDA_SUCCESS);
+  ASSERT_EQ(launch_busy(function(kBusyName), stream, 100000), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamWriteValue64(stream, slot, 42, 0), CUDA_SUCCESS);
+  EXPECT_EQ(*static_cast<volatile uint64_t*>(host), 0u) << "the write waits for the kernel before it";
+  ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  EXPECT_EQ(*static_cast<volatile uint64_t*>(host), 42u);
+  EXPECT_EQ(cuStreamWriteValue64(stream, slot + 4, 1, 0), CUDA_ERROR_INVALID_VALUE) << "misaligned";
+  uint64_t unmapped = 0;
+  EXPECT_EQ(cuStreamWriteValue64(stream, reinterpret_cast<CUdeviceptr>(&unmapped), 1, 0), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemFreeHost(host), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
+}
+
+TEST_F(Driver, CaptureStatusFollowsBeginAndEnd) {
+  CUstream stream;
+  ASSERT_EQ(cuStreamCreate(&stream, 0), CUDA_SUCCESS);
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+  ASSERT_EQ(cuStreamIsCapturing(stream, &status), CUDA_SUCCESS);
+  EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_NONE);
+  ASSERT_EQ(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamIsCapturing(stream, &status), CUDA_SUCCESS);
+  EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_ACTIVE);
+  EXPECT_EQ(cuStreamSynchronize(stream), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  CUgraph graph = nullptr;
+  ASSERT_EQ(cuStreamEndCapture(stream, &graph), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamIsCapturing(stream, &status), CUDA_SUCCESS);
+  EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_NONE);
+  EXPECT_EQ(cuStreamBeginCapture(nullptr, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+      << "the legacy stream cannot be captured";
+  EXPECT_EQ(cuGraphDestroy(graph), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
+}
+
+TEST_F(Driver, PerThreadVariantsUseTheCallingThreadsStream) {
+  CUfunction busy = function(kBusyName);
+  unsigned long long us = 50000;
+  void* args[] = {&us};
+  ASSERT_EQ(cuLaunchKernel_ptsz(busy, 1, 1, 1, 1, 1, 1, 0, nullptr, args, nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamQuery(CU_STREAM_PER_THREAD), CUDA_ERROR_NOT_READY);
+  ASSERT_EQ(cuStreamSynchronize_ptsz(nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamQuery(CU_STREAM_PER_THREAD), CUDA_SUCCESS);
+}
+
+TEST_F(Driver, NamesErrors) {
+  const char* text = nullptr;
+  ASSERT_EQ(cuGetErrorName(CUDA_ERROR_ASSERT, &text), CUDA_SUCCESS);
+  EXPECT_STREQ(text, "CUDA_ERROR_ASSERT");
+  ASSERT_EQ(cuGetErrorString(CUDA_ERROR_ILLEGAL_ADDRESS, &text), CUDA_SUCCESS);
+  EXPECT_STREQ(text, "an illegal memory access was encountered");
+  EXPECT_EQ(cuGetErrorName(static_cast<CUresult>(12345), &text), CUDA_ERROR_INVALID_VALUE);
+}
+
+TEST(DriverInit, CallsBeforeCuInitFail) {
+  FRESH_PROCESS({
+    int count = -1;
+    EXPECT_EQ(cuDeviceGetCount(&count), CUDA_ERROR_NOT_INITIALIZED);
+    CUstream stream;
+    EXPECT_EQ(cuStreamCreate(&stream, 0), CUDA_ERROR_NOT_INITIALIZED);
+    ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
+    EXPECT_EQ(cuDeviceGetCount(&count), CUDA_SUCCESS);
+    EXPECT_EQ(count, 1);
+    EXPECT_EQ(cuStreamCreate(&stream, 0), CUDA_ERROR_INVALID_CONTEXT) << "no context is current yet";
+  });
+}
+
+TEST(DriverInit, CuInitCallsInitializeInjectionOfTheLibraryNamedByTheEnvironment) {
+  FRESH_PROCESS({
+    setenv("CUDA_INJECTION64_PATH", SIM_INJECTION_PROBE_PATH, 1);
+    ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
+    ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
+    using Counter = int (*)();
+    auto calls = reinterpret_cast<Counter>(dlsym(RTLD_DEFAULT, "injection_probe_initialize_calls"));
+    auto driver_ok = reinterpret_cast<Counter>(dlsym(RTLD_DEFAULT, "injection_probe_driver_calls_ok"));
+    ASSERT_NE(calls, nullptr) << "cuInit did not load " << SIM_INJECTION_PROBE_PATH;
+    EXPECT_EQ(calls(), 1) << "InitializeInjection runs once per process";
+    EXPECT_EQ(driver_ok(), 1) << "the driver answers calls made from InitializeInjection";
+  });
+}
+
+TEST(DriverInit, UnloadableInjectionLibraryIsReportedAndIgnored) {
+  FRESH_PROCESS({
+    setenv("CUDA_INJECTION64_PATH", "/nonexistent/libtool.so", 1);
+    simtest::StderrCapture err;
+    EXPECT_EQ(cuInit(0), CUDA_SUCCESS);
+    EXPECT_NE(err.text().find("cannot load CUDA_INJECTION64_PATH=/nonexistent/libtool.so"), std::string::npos);
+  });
+}
+
+// A breadcrumb written after a kernel that faulted must never land; one written before the fault must.
+TEST(DriverFault, StreamWriteAfterAFaultedKernelNeverLands) {
+  FRESH_PROCESS({
+    ASSERT_NE(simkernels_host_stub("busy"), nullptr);
+    ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
+    CUcontext context;
+    ASSERT_EQ(cuDevicePrimaryCtxRetain(&context, 0), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxSetCurrent(context), CUDA_SUCCESS);
+    CUmodule module;
+    ASSERT_EQ(cuModuleLoadData(&module, "image"), CUDA_SUCCESS);
+    CUfunction busy, fault;
+    ASSERT_EQ(cuModuleGetFunction(&busy, module, kBusyName), CUDA_SUCCESS);
+    ASSERT_EQ(cuModuleGetFunction(&fault, module, kFaultName), CUDA_SUCCESS);
+    CUstream stream;
+    ASSERT_EQ(cuStreamCreate(&stream, 0), CUDA_SUCCESS);
+    void* host = nullptr;
+    ASSERT_EQ(cuMemHostAlloc(&host, 2 * sizeof(uint64_t), CU_MEMHOSTALLOC_DEVICEMAP), CUDA_SUCCESS);
+    auto* slots = static_cast<volatile uint64_t*>(host);
+    slots[0] = 0;
+    slots[1] = 0;
+    CUdeviceptr device_slots;
+    ASSERT_EQ(cuMemHostGetDevicePointer(&device_slots, host, 0), CUDA_SUCCESS);
+
+    ASSERT_EQ(launch_busy(busy, stream, 20000), CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamWriteValue64(stream, device_slots, 1, 0), CUDA_SUCCESS);
+    int code = 710;
+    void* args[] = {&code};
+    ASSERT_EQ(cuLaunchKernel(fault, 1, 1, 1, 1, 1, 1, 0, stream, args, nullptr), CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamWriteValue64(stream, device_slots, 2, 0), CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamWriteValue64(stream, device_slots + 8, 3, 0), CUDA_SUCCESS);
+    EXPECT_EQ(cuStreamSynchronize(stream), CUDA_ERROR_ASSERT);
+    EXPECT_EQ(slots[0], 1u) << "the breadcrumb before the faulting kernel landed";
+    EXPECT_EQ(slots[1], 0u) << "nothing after the faulting kernel landed";
+    EXPECT_EQ(cuStreamWriteValue64(stream, device_slots, 4, 0), CUDA_ERROR_ASSERT);
+    EXPECT_EQ(slots[0], 1u);
+    CUcontext current = nullptr;
+    EXPECT_EQ(cuCtxGetCurrent(&current), CUDA_SUCCESS) << "context queries still answer";
+  });
+}
+
+}  // namespace
