@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kernels/stock_kernels.h"
+#include "simcuda.h"
 #include "support/fresh_process.h"
 
 extern "C" {
@@ -219,6 +220,44 @@ TEST(DriverInit, UnloadableInjectionLibraryIsReportedAndIgnored) {
     simtest::StderrCapture err;
     EXPECT_EQ(cuInit(0), CUDA_SUCCESS);
     EXPECT_NE(err.text().find("cannot load CUDA_INJECTION64_PATH=/nonexistent/libtool.so"), std::string::npos);
+  });
+}
+
+TEST(DriverLimits, WhatIsNotModelledFailsWithNotSupportedAndSaysSoOnce) {
+  FRESH_PROCESS({
+    ASSERT_NE(simkernels_host_stub("busy"), nullptr);
+    ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
+    CUcontext context;
+    ASSERT_EQ(cuDevicePrimaryCtxRetain(&context, 0), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxSetCurrent(context), CUDA_SUCCESS);
+    simtest::StderrCapture err;
+    int value = 0;
+    EXPECT_EQ(cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, 0), CUDA_ERROR_NOT_SUPPORTED);
+    EXPECT_EQ(cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, 0), CUDA_ERROR_NOT_SUPPORTED);
+
+    CUmodule module;
+    ASSERT_EQ(cuModuleLoadData(&module, "image"), CUDA_SUCCESS);
+    CUfunction busy;
+    ASSERT_EQ(cuModuleGetFunction(&busy, module, kBusyName), CUDA_SUCCESS);
+    unsigned long long us = 1;
+    size_t size = sizeof us;
+    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &us, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    EXPECT_EQ(cuLaunchKernel(busy, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, extra), CUDA_ERROR_NOT_SUPPORTED);
+
+    // A kernel with an unmangled name and no declared parameter sizes cannot have its arguments copied.
+    simcuda_register_kernel(nullptr, "triton_like_kernel", [](void**, dim3, dim3) {});
+    CUfunction unsized;
+    ASSERT_EQ(cuModuleGetFunction(&unsized, module, "triton_like_kernel"), CUDA_SUCCESS);
+    void* args[] = {&us};
+    EXPECT_EQ(cuLaunchKernel(unsized, 1, 1, 1, 1, 1, 1, 0, nullptr, args, nullptr), CUDA_ERROR_NOT_SUPPORTED);
+    EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS) << "none of these is sticky";
+
+    std::string printed = err.text();
+    const std::string line = "simcuda: this cuDeviceGetAttribute attribute is not supported by the simulator\n";
+    EXPECT_NE(printed.find(line), std::string::npos) << printed;
+    EXPECT_EQ(printed.find(line), printed.rfind(line)) << "said once, not per call";
+    EXPECT_NE(printed.find("CU_LAUNCH_PARAM_BUFFER_POINTER"), std::string::npos) << printed;
+    EXPECT_NE(printed.find("parameter sizes are unknown"), std::string::npos) << printed;
   });
 }
 
