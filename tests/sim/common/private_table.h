@@ -25,6 +25,9 @@ struct PrivateTable {
   const char* (*function_name)(CUfunction function);
   // libcudart: the runtime's sticky-error check reads the driver's context state, untraced.
   CUresult (*context_error)();
+  // libcudart: __cudaRegisterFunction binds an nvcc host stub to the kernel of that mangled name (whose body a
+  // test registers with simcuda_register_kernel, before or after).
+  void (*bind_host_stub)(const void* host_stub, const char* mangled_name);
 };
 
 // {53494d43-5544-4150-5249-564154453031}: "SIMCUDAPRIVATE01".

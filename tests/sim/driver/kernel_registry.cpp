@@ -97,19 +97,33 @@ std::optional<std::vector<size_t>> param_sizes_from_mangled_name(const char* man
   return sizes;
 }
 
+namespace {
+
+Kernel* find_or_add_locked(Registry& r, const char* name) {
+  if (auto it = r.by_name.find(name); it != r.by_name.end()) return it->second;  // handles stay stable
+  auto* kernel = new Kernel;
+  kernel->name = name;
+  kernel->param_sizes = param_sizes_from_mangled_name(name);
+  r.by_name.emplace(kernel->name, kernel);
+  r.all.insert(kernel);
+  return kernel;
+}
+
+}  // namespace
+
+void bind_host_stub(const void* host_stub, const char* name) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  Kernel* kernel = find_or_add_locked(r, name);
+  kernel->host_stub = host_stub;
+  r.by_stub[host_stub] = kernel;
+}
+
 Kernel* register_kernel(const void* host_stub, const char* name, simcuda_kernel_fn body,
                         std::optional<std::vector<size_t>> param_sizes) {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
-  Kernel* kernel = nullptr;
-  if (auto it = r.by_name.find(name); it != r.by_name.end()) {
-    kernel = it->second;  // re-registration updates the body, keeps the handle stable
-  } else {
-    kernel = new Kernel;
-    kernel->name = name;
-    r.by_name.emplace(kernel->name, kernel);
-    r.all.insert(kernel);
-  }
+  Kernel* kernel = find_or_add_locked(r, name);
   kernel->body = body;
   kernel->param_sizes = std::move(param_sizes);
   if (host_stub != nullptr) {

@@ -24,6 +24,8 @@ std::optional<std::vector<size_t>> param_sizes_from_mangled_name(const char* man
 
 Kernel* register_kernel(const void* host_stub, const char* name, simcuda_kernel_fn body,
                         std::optional<std::vector<size_t>> param_sizes);
+// Maps a host stub to the kernel of that name, creating a body-less entry when the body is not registered yet.
+void bind_host_stub(const void* host_stub, const char* name);
 Kernel* kernel_by_stub(const void* host_stub);
 Kernel* kernel_by_name(const char* name);
 // True when function points at a registered kernel (a handle check for cuLaunchKernel and friends).

@@ -25,6 +25,10 @@ const char* function_name(CUfunction function) {
 
 CUresult context_error() { return Device::get().observe_error(); }
 
+void bind_stub(const void* host_stub, const char* name) {
+  if (host_stub != nullptr && name != nullptr) bind_host_stub(host_stub, name);
+}
+
 void emit_resource(CUpti_CallbackIdResource cbid, CUcontext context, CUstream stream) {
   ToolDispatch dispatch = tool_dispatch();
   if (dispatch == nullptr) return;
@@ -38,7 +42,8 @@ void emit_resource(CUpti_CallbackIdResource cbid, CUcontext context, CUstream st
 
 const PrivateTable& private_table() {
   static const PrivateTable table{sizeof(PrivateTable), set_tool_dispatch, tool_dispatch, next_correlation_id,
-                                  function_for_stub,    function_name,     context_error};
+                                  function_for_stub,    function_name,     context_error,
+                                  bind_stub};
   return table;
 }
 

@@ -8,6 +8,7 @@
 #include <generated_cuda_runtime_api_meta.h>
 
 #include <mutex>
+#include <vector>
 
 #include "../common/api_trace.h"
 #include "../common/error_table.h"
@@ -37,6 +38,12 @@ struct __cudaLaunchKernel_v13000_params {
 using __cudaLaunchKernel_ptsz_v13000_params = __cudaLaunchKernel_v13000_params;
 
 thread_local cudaError_t last_error = cudaSuccess;
+struct CallConfiguration {
+  dim3 grid, block;
+  size_t shared;
+  void* stream;
+};
+thread_local std::vector<CallConfiguration> call_configurations;  // <<<>>> pushes, the launch stub pops
 thread_local bool context_bound = false;
 std::once_flag init_once;
 CUresult init_result = CUDA_ERROR_NOT_INITIALIZED;
@@ -47,7 +54,7 @@ simcuda::ToolDispatch no_tool() { return nullptr; }
 const simcuda::PrivateTable& table() {
   // Without a driver no tool can be attached: trace nothing.
   static const simcuda::PrivateTable none{sizeof(simcuda::PrivateTable), nullptr, no_tool, nullptr, nullptr, nullptr,
-                                          nullptr};
+                                          nullptr, nullptr};
   return driver().loaded ? *driver().table : none;
 }
 
@@ -325,6 +332,40 @@ cudaError_t CUDARTAPI cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, v
   return TRACED(cudaLaunchHostFunc, v10000, stream, fn, userData) {
     return via_driver([&] { return driver().legacy.launch_host_func(stream, fn, userData); });
   }));
+}
+
+// ---- what nvcc's host code calls: fat binary and kernel registration, <<<>>> configuration ------------------------
+
+// The fat binary's device code cannot run here; kernels get their bodies from simcuda_register_kernel by name.
+void** CUDARTAPI __cudaRegisterFatBinary(void* fatCubin) {
+  static void* handle_storage = nullptr;
+  (void)fatCubin;
+  return &handle_storage;
+}
+
+void CUDARTAPI __cudaRegisterFatBinaryEnd(void**) {}
+void CUDARTAPI __cudaUnregisterFatBinary(void**) {}
+char CUDARTAPI __cudaInitModule(void**) { return 1; }
+
+void CUDARTAPI __cudaRegisterFunction(void**, const char* hostFun, char* deviceFun, const char* deviceName, int,
+                                      uint3*, uint3*, dim3*, dim3*, int*) {
+  if (driver().loaded) driver().table->bind_host_stub(hostFun, deviceFun != nullptr ? deviceFun : deviceName);
+}
+
+unsigned CUDARTAPI __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, struct CUstream_st* stream) {
+  call_configurations.push_back({gridDim, blockDim, sharedMem, stream});
+  return 0;
+}
+
+cudaError_t CUDARTAPI __cudaPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* sharedMem, void* stream) {
+  if (call_configurations.empty()) return cudaErrorInvalidConfiguration;
+  CallConfiguration c = call_configurations.back();
+  call_configurations.pop_back();
+  *gridDim = c.grid;
+  *blockDim = c.block;
+  *sharedMem = c.shared;
+  *static_cast<void**>(stream) = c.stream;
+  return cudaSuccess;
 }
 
 // ---- graphs ------------------------------------------------------------------------------------------------------
