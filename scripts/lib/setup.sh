@@ -14,7 +14,7 @@ cuda_root=${FIRSTASSERT_CUDA_ROOT:-/usr/local/cuda}
 
 required_packages=(
   g++ ninja-build pkg-config python3
-  libunwind-dev libboost-stacktrace-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libunwind-dev libboost-stacktrace-dev libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
 )
 
 say() { printf 'firstassert setup: %s\n' "$*" >&2; }

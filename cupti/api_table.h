@@ -1,0 +1,87 @@
+// The CUDA calls firstassert gives a meaning to, one table per domain: the launches (with how to read their
+// *_params struct) and the calls that prove earlier work complete when they succeed. Every other call is only
+// checked for an error at EXIT. Callback ids and params structs are CUPTI's own (cupti.h, generated_*_meta.h).
+#pragma once
+
+#include <cupti.h>
+
+#include "core/launch_record.h"
+#include "core/tracker.h"
+
+namespace firstassert::cupti {
+
+// __cudaLaunchKernel (what nvcc 13 emits for <<<>>>) has no params struct in CUDA 13.0's meta header; its
+// functionParams follow its argument list, declared in crt/device_functions.h.
+struct NvccLaunchParams {
+  cudaKernel_t kernel;
+  dim3 gridDim;
+  dim3 blockDim;
+  void** args;
+  size_t sharedMem;
+  cudaStream_t stream;
+};
+
+// Calls whose parameters do not matter here.
+struct NoParams {};
+
+// X(callback id suffix, params type, LaunchApi, per-thread default stream, field reader)
+#define FIRSTASSERT_RUNTIME_LAUNCHES(X)                                                                       \
+  X(cudaLaunchKernel_v7000, cudaLaunchKernel_v7000_params, cudaLaunchKernel, false, read_dim3_launch)         \
+  X(cudaLaunchKernel_ptsz_v7000, cudaLaunchKernel_ptsz_v7000_params, cudaLaunchKernel, true, read_dim3_launch) \
+  X(cudaLaunchKernelExC_v11060, cudaLaunchKernelExC_v11060_params, cudaLaunchKernelExC, false,               \
+    read_runtime_config_launch)                                                                               \
+  X(cudaLaunchKernelExC_ptsz_v11060, cudaLaunchKernelExC_ptsz_v11060_params, cudaLaunchKernelExC, true,      \
+    read_runtime_config_launch)                                                                               \
+  X(cudaLaunchCooperativeKernel_v9000, cudaLaunchCooperativeKernel_v9000_params, cudaLaunchCooperativeKernel, \
+    false, read_dim3_launch)                                                                                  \
+  X(cudaLaunchCooperativeKernel_ptsz_v9000, cudaLaunchCooperativeKernel_ptsz_v9000_params,                   \
+    cudaLaunchCooperativeKernel, true, read_dim3_launch)                                                      \
+  X(__cudaLaunchKernel_v13000, NvccLaunchParams, cudaLaunchKernelNvcc, false, read_dim3_launch)               \
+  X(__cudaLaunchKernel_ptsz_v13000, NvccLaunchParams, cudaLaunchKernelNvcc, true, read_dim3_launch)           \
+  X(cudaGraphLaunch_v10000, cudaGraphLaunch_v10000_params, cudaGraphLaunch, false, read_graph_launch)         \
+  X(cudaGraphLaunch_ptsz_v10000, cudaGraphLaunch_ptsz_v10000_params, cudaGraphLaunch, true, read_graph_launch)
+
+#define FIRSTASSERT_DRIVER_LAUNCHES(X)                                                                        \
+  X(cuLaunchKernel, cuLaunchKernel_params, cuLaunchKernel, false, read_xyz_launch)                            \
+  X(cuLaunchKernel_ptsz, cuLaunchKernel_ptsz_params, cuLaunchKernel, true, read_xyz_launch)                   \
+  X(cuLaunchKernelEx, cuLaunchKernelEx_params, cuLaunchKernelEx, false, read_driver_config_launch)            \
+  X(cuLaunchKernelEx_ptsz, cuLaunchKernelEx_ptsz_params, cuLaunchKernelEx, true, read_driver_config_launch)   \
+  X(cuLaunchCooperativeKernel, cuLaunchCooperativeKernel_params, cuLaunchCooperativeKernel, false,            \
+    read_xyz_launch)                                                                                          \
+  X(cuLaunchCooperativeKernel_ptsz, cuLaunchCooperativeKernel_ptsz_params, cuLaunchCooperativeKernel, true,   \
+    read_xyz_launch)                                                                                          \
+  X(cuGraphLaunch, cuGraphLaunch_params, cuGraphLaunch, false, read_graph_launch)                             \
+  X(cuGraphLaunch_ptsz, cuGraphLaunch_ptsz_params, cuGraphLaunch, true, read_graph_launch)
+
+// X(callback id suffix, params type, CallKind, per-thread default stream, stream reader)
+#define FIRSTASSERT_RUNTIME_COMPLETIONS(X)                                                                    \
+  X(cudaDeviceSynchronize_v3020, NoParams, sync_device, false, no_stream)                                         \
+  X(cudaStreamSynchronize_v3020, cudaStreamSynchronize_v3020_params, sync_stream, false, read_stream_field)   \
+  X(cudaStreamSynchronize_ptsz_v7000, cudaStreamSynchronize_ptsz_v7000_params, sync_stream, true,            \
+    read_stream_field)                                                                                        \
+  X(cudaStreamQuery_v3020, cudaStreamQuery_v3020_params, query_stream, false, read_stream_field)             \
+  X(cudaStreamQuery_ptsz_v7000, cudaStreamQuery_ptsz_v7000_params, query_stream, true, read_stream_field)    \
+  X(cudaEventSynchronize_v3020, NoParams, sync_event, false, no_stream)                                           \
+  X(cudaMemcpy_v3020, NoParams, blocking_copy, false, no_stream)                                                  \
+  X(cudaMemcpy_ptds_v7000, NoParams, blocking_copy, true, no_stream)
+
+#define FIRSTASSERT_DRIVER_COMPLETIONS(X)                                                                     \
+  X(cuCtxSynchronize, NoParams, sync_device, false, no_stream)                                                    \
+  X(cuStreamSynchronize, cuStreamSynchronize_params, sync_stream, false, read_hstream_field)                  \
+  X(cuStreamSynchronize_ptsz, cuStreamSynchronize_ptsz_params, sync_stream, true, read_hstream_field)         \
+  X(cuStreamQuery, cuStreamQuery_params, query_stream, false, read_hstream_field)                             \
+  X(cuStreamQuery_ptsz, cuStreamQuery_ptsz_params, query_stream, true, read_hstream_field)                    \
+  X(cuEventSynchronize, NoParams, sync_event, false, no_stream)                                                   \
+  X(cuMemcpyHtoD_v2, NoParams, blocking_copy, false, no_stream)                                                   \
+  X(cuMemcpyDtoH_v2, NoParams, blocking_copy, false, no_stream)                                                   \
+  X(cuMemcpy, NoParams, blocking_copy, false, no_stream)                                                          \
+  X(cuMemcpyHtoD_v2_ptds, NoParams, blocking_copy, true, no_stream)                                               \
+  X(cuMemcpyDtoH_v2_ptds, NoParams, blocking_copy, true, no_stream)                                               \
+  X(cuMemcpy_ptds, NoParams, blocking_copy, true, no_stream)
+
+// Fills launch (api, stream flag, grid, block, shared memory, stream) when cbid is a launch of that domain.
+bool describe_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, LaunchEvent& launch);
+// Fills call.kind, stream and stream flag when cbid proves earlier work complete; leaves call untouched otherwise.
+bool describe_completion(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, ApiCall& call);
+
+}  // namespace firstassert::cupti

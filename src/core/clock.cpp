@@ -1,0 +1,36 @@
+#include "clock.h"
+
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+namespace firstassert {
+namespace {
+
+int64_t read(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+thread_local int32_t cached_thread_id = 0;
+
+// In a forked child only the forking thread survives, and its id is new.
+void forget_thread_id_in_child() { cached_thread_id = 0; }
+
+}  // namespace
+
+int64_t monotonic_ns() { return read(CLOCK_MONOTONIC); }
+int64_t wall_ns() { return read(CLOCK_REALTIME); }
+
+int32_t current_thread_id() {
+  if (cached_thread_id == 0) {
+    static const bool registered = pthread_atfork(nullptr, nullptr, forget_thread_id_in_child) == 0;
+    (void)registered;
+    cached_thread_id = static_cast<int32_t>(syscall(SYS_gettid));
+  }
+  return cached_thread_id;
+}
+
+}  // namespace firstassert

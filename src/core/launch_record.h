@@ -1,0 +1,63 @@
+// What firstassert keeps about one kernel launch: small fixed fields captured on the launch path, resolved
+// (demangled, symbolized) only when a report is written.
+#pragma once
+
+#include <cstdint>
+
+namespace firstassert {
+
+// The entry point a launch came through; graph launches are launches of a whole graph, not of one kernel.
+enum class LaunchApi : uint8_t {
+  cudaLaunchKernel,
+  cudaLaunchKernelExC,
+  cudaLaunchCooperativeKernel,
+  cudaLaunchKernelNvcc,  // __cudaLaunchKernel, what nvcc 13 emits for <<<>>>
+  cudaGraphLaunch,
+  cuLaunchKernel,
+  cuLaunchKernelEx,
+  cuLaunchCooperativeKernel,
+  cuGraphLaunch,
+};
+
+const char* launch_api_name(LaunchApi api);
+
+struct Dim3 {
+  uint32_t x = 0, y = 0, z = 0;
+};
+
+// Handed to the tracker by an event source; pointers are valid only during the call.
+struct LaunchEvent {
+  LaunchApi api = LaunchApi::cudaLaunchKernel;
+  bool per_thread_default_stream = false;  // a _ptsz entry point: stream 0 means the thread's own stream
+  bool graph = false;
+  const char* kernel = nullptr;  // mangled name; nullptr for graph launches
+  Dim3 grid, block;
+  uint32_t shared_mem = 0;
+  uintptr_t stream = 0;
+  uintptr_t context = 0;
+  int32_t device = -1;
+  uint32_t correlation_id = 0;
+};
+
+inline constexpr unsigned kMaxStackFrames = 64;
+
+struct LaunchRecord {
+  uint64_t seq = 0;        // 0-based, in launch order across the process
+  int64_t mono_ns = 0;     // CLOCK_MONOTONIC
+  int64_t wall_ns = 0;     // CLOCK_REALTIME
+  int32_t thread = 0;      // kernel thread id
+  int32_t device = -1;
+  uintptr_t context = 0;
+  uintptr_t stream = 0;
+  const char* kernel = nullptr;  // interned copy of the mangled name (NameTable); nullptr for graphs
+  Dim3 grid, block;
+  uint32_t shared_mem = 0;
+  uint32_t correlation_id = 0;
+  LaunchApi api = LaunchApi::cudaLaunchKernel;
+  bool graph = false;
+  bool per_thread_default_stream = false;
+  uint8_t stack_depth = 0;               // raw host stack, filled by the stacks work
+  uintptr_t stack[kMaxStackFrames] = {};
+};
+
+}  // namespace firstassert

@@ -1,0 +1,39 @@
+// Kernel names as launches see them (pointers the driver owns), interned into copies that outlive the driver's
+// modules. The first launch of a kernel copies its name under a lock (warm-up); every later launch finds the copy
+// with a lock-free probe keyed by the driver's pointer, confirmed by the name's first bytes.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+
+namespace firstassert {
+
+class NameTable {
+ public:
+  explicit NameTable(size_t capacity = 16384);
+  NameTable(const NameTable&) = delete;
+  NameTable& operator=(const NameTable&) = delete;
+
+  // A stable copy of name; nullptr for nullptr. When the table is full: a fixed placeholder.
+  const char* intern(const char* name);
+  size_t size() const { return used_.load(std::memory_order_relaxed); }
+
+  static const char* const kTableFull;
+
+ private:
+  struct Entry {
+    std::atomic<const char*> key{nullptr};   // the driver's pointer
+    std::atomic<const char*> copy{nullptr};  // ours, published after key
+  };
+  static bool same_start(const char* a, const char* b);
+  const char* insert(const char* name);
+
+  size_t capacity_;  // a power of two
+  std::unique_ptr<Entry[]> entries_;
+  std::atomic<size_t> used_{0};
+  std::mutex insert_mutex_;
+};
+
+}  // namespace firstassert

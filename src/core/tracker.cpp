@@ -1,0 +1,173 @@
+#include "tracker.h"
+
+#include <algorithm>
+
+#include "clock.h"
+
+namespace firstassert {
+namespace {
+
+constexpr uintptr_t kLegacyStream = 0x1;     // cudaStreamLegacy / CU_STREAM_LEGACY
+constexpr uintptr_t kPerThreadStream = 0x2;  // cudaStreamPerThread / CU_STREAM_PER_THREAD
+constexpr size_t kMaxStreamMarks = 1024;
+
+}  // namespace
+
+Tracker::Tracker(size_t ring_capacity) : ring_(ring_capacity) {}
+
+// Streams as the device sees them: handle 0 is the legacy stream, or the calling thread's own stream for the
+// per-thread entry points, and CU_STREAM_PER_THREAD names a different stream on each thread.
+uint64_t Tracker::stream_key(uintptr_t stream, bool per_thread_default_stream, int32_t thread) {
+  if (stream == 0 && per_thread_default_stream) stream = kPerThreadStream;
+  if (stream == kLegacyStream) stream = 0;
+  if (stream == kPerThreadStream) return kPerThreadStream | (static_cast<uint64_t>(static_cast<uint32_t>(thread)) << 32);
+  return stream;
+}
+
+uint64_t Tracker::record_launch(const LaunchEvent& launch) {
+  const char* kernel = names_.intern(launch.kernel);
+  int64_t mono = monotonic_ns();
+  int64_t wall = wall_ns();
+  int32_t thread = current_thread_id();
+  return ring_.append([&](LaunchRecord& r) {
+    r.mono_ns = mono;
+    r.wall_ns = wall;
+    r.thread = thread;
+    r.device = launch.device;
+    r.context = launch.context;
+    r.stream = launch.stream;
+    r.kernel = kernel;
+    r.grid = launch.grid;
+    r.block = launch.block;
+    r.shared_mem = launch.shared_mem;
+    r.correlation_id = launch.correlation_id;
+    r.api = launch.api;
+    r.graph = launch.graph;
+    r.per_thread_default_stream = launch.per_thread_default_stream;
+    r.stack_depth = 0;
+  });
+}
+
+void Tracker::mark_synced(uint64_t key, uint64_t upto) {
+  std::lock_guard lock(mutex_);
+  for (StreamMark& m : stream_marks_) {
+    if (m.key == key) {
+      m.completed_before = std::max(m.completed_before, upto);
+      return;
+    }
+  }
+  if (stream_marks_.size() >= kMaxStreamMarks) stream_marks_.erase(stream_marks_.begin());
+  stream_marks_.push_back({key, upto});
+}
+
+void Tracker::count_error(std::vector<ErrorSite>& sites, const ApiCall& call, int64_t now) {
+  std::string api = call.api != nullptr ? call.api : "unknown";
+  for (ErrorSite& s : sites) {
+    if (s.code == call.code && s.domain == call.domain && s.api == api) {
+      ++s.count;
+      s.last_wall_ns = now;
+      return;
+    }
+  }
+  if (sites.size() >= kMaxSites) {
+    // Bounded: the rest is folded into one site.
+    ErrorSite& rest = sites.back();
+    rest.api = "(other calls)";
+    ++rest.count;
+    rest.last_wall_ns = now;
+    return;
+  }
+  sites.push_back({call.domain, std::move(api), call.code, 1, now, now});
+}
+
+std::vector<LaunchRecord> Tracker::candidates_locked(uintptr_t context) const {
+  uint64_t synced = device_synced_before_.load(std::memory_order_acquire);
+  std::vector<LaunchRecord> all = ring_.snapshot();
+  std::vector<LaunchRecord> out;
+  for (auto it = all.rbegin(); it != all.rend() && out.size() < kMaxCandidates; ++it) {
+    const LaunchRecord& r = *it;
+    if (r.seq < synced) break;
+    if (context != 0 && r.context != 0 && r.context != context) continue;
+    uint64_t key = stream_key(r.stream, r.per_thread_default_stream, r.thread);
+    bool completed = std::any_of(stream_marks_.begin(), stream_marks_.end(),
+                                 [&](const StreamMark& m) { return m.key == key && r.seq < m.completed_before; });
+    if (!completed) out.push_back(r);
+  }
+  return out;
+}
+
+void Tracker::record_call(const ApiCall& call) {
+  if (call.code == 0) {
+    if (has_primary()) return;  // after a fault nothing completes: marks would only mislead
+    // Launches made by other threads while the call was blocked are not proven complete.
+    uint64_t upto = call.launches_at_entry != ApiCall::kUnknown ? call.launches_at_entry : ring_.total();
+    switch (call.kind) {
+      case CallKind::sync_device: {
+        // Every launch made before the call has completed (on this context; one context is the common case).
+        uint64_t seen = device_synced_before_.load(std::memory_order_relaxed);
+        while (seen < upto && !device_synced_before_.compare_exchange_weak(seen, upto, std::memory_order_release)) {
+        }
+        break;
+      }
+      case CallKind::sync_stream:
+      case CallKind::query_stream:
+      case CallKind::blocking_copy:
+        mark_synced(stream_key(call.stream, call.per_thread_default_stream, current_thread_id()), upto);
+        break;
+      default:
+        break;
+    }
+    return;
+  }
+  if (is_status_not_error(call.code)) return;
+
+  int64_t now = wall_ns();
+  if (!is_sticky_error(call.code)) {
+    std::lock_guard lock(mutex_);
+    count_error(other_errors_, call, now);
+    return;
+  }
+  if (primary_claimed_.exchange(true, std::memory_order_acq_rel)) {
+    std::lock_guard lock(mutex_);
+    ++secondary_count_;
+    count_error(secondary_, call, now);
+    return;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    primary_.domain = call.domain;
+    primary_.api = call.api != nullptr ? call.api : "unknown";
+    primary_.code = call.code;
+    primary_.wall_ns = now;
+    primary_.mono_ns = monotonic_ns();
+    primary_.thread = current_thread_id();
+    primary_.context = call.context;
+    primary_.launches_before = ring_.total();
+    candidates_ = candidates_locked(call.context);
+  }
+  primary_seen_.store(true, std::memory_order_release);
+  if (on_primary_) on_primary_(findings());
+}
+
+Findings Tracker::findings() const {
+  Findings f;
+  f.launches_recorded = ring_.total();
+  std::vector<LaunchRecord> all = ring_.snapshot();
+  for (auto it = all.rbegin(); it != all.rend() && f.recent.size() < kRecentLaunches; ++it) f.recent.push_back(*it);
+  std::lock_guard lock(mutex_);
+  f.has_primary = primary_seen_.load(std::memory_order_acquire);
+  if (f.has_primary) {
+    f.primary = primary_;
+    f.candidates = candidates_;
+    f.confidence = "window";
+    f.reason = std::to_string(candidates_.size()) + " launch" + (candidates_.size() == 1 ? "" : "es") +
+               " had not been seen to complete when " + primary_.api +
+               " reported the error; the failing kernel is among them (FIRSTASSERT_SYNC=all names it exactly)";
+  }
+  f.secondary_count = secondary_count_;
+  f.secondary = secondary_;
+  f.other_errors = other_errors_;
+  return f;
+}
+
+}  // namespace firstassert

@@ -1,0 +1,128 @@
+#include "activation.h"
+
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <mutex>
+
+#include "core/config.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/tracker.h"
+#include "cupti/subscriber.h"
+#include "report/process_info.h"
+#include "report/report_file.h"
+#include "report/report_json.h"
+#include "report/summary.h"
+#include "stack/module_map.h"
+
+#ifndef FIRSTASSERT_VERSION
+#define FIRSTASSERT_VERSION "unknown"
+#endif
+
+namespace firstassert {
+namespace {
+
+// Everything the shim keeps. Allocated once and never freed: callbacks may still arrive while the process exits.
+struct Shim {
+  Config config;
+  ProcessInfo process;
+  Tracker tracker;
+  ReportFile report;
+  ToolInfo tool;
+  std::mutex report_mutex;  // one writer at a time: detection and exit may race
+  bool recording = false;
+
+  Shim(Config c, ProcessInfo p, std::string dir)
+      : config(std::move(c)),
+        process(std::move(p)),
+        tracker(config.ring),
+        report(std::move(dir), process.host, process.pid) {}
+
+  bool write_report(const Findings& findings, bool final) {
+    std::lock_guard lock(report_mutex);
+    std::vector<LoadedModule> modules = loaded_modules();
+    ReportInput input{process, findings, modules, tool, final, wall_ns()};
+    std::string error;
+    try {
+      if (report.write(report_json(input), error)) return true;
+    } catch (const std::exception& e) {
+      error = std::string("cannot build the report: ") + e.what();
+    }
+    say("%s", error.c_str());
+    return false;
+  }
+};
+
+std::once_flag once;
+Shim* shim = nullptr;
+bool recording = false;
+
+std::string working_directory() {
+  char cwd[PATH_MAX];
+  return getcwd(cwd, sizeof cwd) != nullptr ? std::string(cwd) : std::string(".");
+}
+
+void on_primary(const Findings& findings) {
+  bool written = shim->write_report(findings, false);
+  for (const std::string& line : summary_lines(findings, written ? shim->report.path() : std::string()))
+    say("%s", line.c_str());
+}
+
+// At exit the report is rewritten with the secondary errors that followed; a run without a sticky error leaves no
+// file and prints nothing.
+void at_exit() {
+  if (shim == nullptr || !shim->tracker.has_primary()) return;
+  Findings findings = shim->tracker.findings();
+  if (shim->write_report(findings, true) && findings.secondary_count > 0) {
+    say("%llu secondary error%s followed the first; report updated: %s",
+        static_cast<unsigned long long>(findings.secondary_count), findings.secondary_count == 1 ? "" : "s",
+        shim->report.path().c_str());
+  }
+}
+
+void bring_up(ActivatedBy by) {
+  std::vector<std::string> warnings;
+  Config config = parse_config([](const char* name) { return std::getenv(name); }, warnings);
+  set_log_level(config.log);
+  for (const std::string& w : warnings) say("%s", w.c_str());
+
+  std::string dir = config.report_dir.empty() ? working_directory() : config.report_dir;
+  shim = new Shim(config, current_process_info(), dir);
+  shim->tool.version = FIRSTASSERT_VERSION;
+  shim->tool.backend = "cupti";
+  shim->tracker.on_primary(on_primary);
+
+  cupti::SubscribeResult started = cupti::start_recording(shim->tracker, config.cupti_path);
+  shim->tool.cupti_path = started.cupti_path;
+  if (!started.recording) {
+    say("%s", started.message.c_str());
+    return;
+  }
+  recording = true;
+  std::atexit(at_exit);
+  info("%s (activated by %s; ring of %zu launches; reports go to %s)", started.message.c_str(),
+       by == ActivatedBy::injection ? "the CUDA driver" : "firstassert_enable()", config.ring, dir.c_str());
+}
+
+}  // namespace
+
+bool activate(ActivatedBy by) {
+  try {
+    std::call_once(once, bring_up, by);
+  } catch (...) {
+    // Nothing may escape into the program: an allocation failure here only turns recording off.
+    say("could not start (out of memory?); recording is off");
+    return false;
+  }
+  return recording;
+}
+
+std::string report_path() {
+  if (shim == nullptr) return {};
+  std::lock_guard lock(shim->report_mutex);
+  return shim->report.path();
+}
+
+}  // namespace firstassert

@@ -1,0 +1,37 @@
+#include "demangle.h"
+
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <memory>
+
+namespace firstassert {
+
+std::string demangle(const char* mangled) {
+  if (mangled == nullptr) return {};
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> readable(abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free);
+  return status == 0 && readable ? std::string(readable.get()) : std::string(mangled);
+}
+
+std::string short_kernel_name(const std::string& demangled) {
+  // Cut the parameter list and template arguments from the end, then the qualifiers and return type.
+  std::string name = demangled;
+  int depth = 0;
+  size_t cut = name.size();
+  for (size_t i = name.size(); i-- > 0;) {
+    char c = name[i];
+    if (c == ')' || c == '>') ++depth;
+    if (c == '(' || c == '<') {
+      --depth;
+      if (depth == 0) cut = i;
+    }
+    if (depth == 0 && (c == ' ' || c == ':')) break;
+  }
+  name = name.substr(0, cut);
+  while (!name.empty() && (name.back() == '>' || name.back() == ')')) name.pop_back();
+  size_t start = name.find_last_of(": ");
+  return start == std::string::npos ? name : name.substr(start + 1);
+}
+
+}  // namespace firstassert

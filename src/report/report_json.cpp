@@ -1,0 +1,137 @@
+#include "report_json.h"
+
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+#include "demangle.h"
+
+namespace firstassert {
+namespace {
+
+// Keys keep the order written here: schema first, the way a person reads a report.
+using json = nlohmann::ordered_json;
+
+std::string hex(uintptr_t value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+json dims(const Dim3& d) { return json::array({d.x, d.y, d.z}); }
+
+json launch(const LaunchRecord& r) {
+  json j;
+  j["seq"] = r.seq;
+  j["api"] = launch_api_name(r.api);
+  j["graph"] = r.graph;
+  if (r.kernel != nullptr) {
+    j["kernel"] = demangle(r.kernel);
+    j["mangled"] = r.kernel;
+  } else {
+    j["kernel"] = nullptr;
+    j["mangled"] = nullptr;
+  }
+  j["grid"] = dims(r.grid);
+  j["block"] = dims(r.block);
+  j["shared_mem"] = r.shared_mem;
+  j["stream"] = hex(r.stream);
+  j["per_thread_default_stream"] = r.per_thread_default_stream;
+  j["device"] = r.device;
+  j["context"] = hex(r.context);
+  j["thread"] = r.thread;
+  j["time"] = iso_time(r.wall_ns);
+  j["time_ns"] = r.wall_ns;
+  j["correlation_id"] = r.correlation_id;
+  json frames = json::array();
+  for (unsigned i = 0; i < r.stack_depth && i < kMaxStackFrames; ++i) frames.push_back(hex(r.stack[i]));
+  j["native_stack"] = frames;
+  j["python_stack"] = json::array();
+  return j;
+}
+
+json sites(const std::vector<ErrorSite>& list) {
+  json out = json::array();
+  for (const ErrorSite& s : list) {
+    out.push_back({{"api", s.api},
+                   {"code", s.code},
+                   {"name", error_name(s.domain, s.code)},
+                   {"count", s.count},
+                   {"first_time", iso_time(s.first_wall_ns)},
+                   {"last_time", iso_time(s.last_wall_ns)}});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string iso_time(int64_t wall_ns) {
+  if (wall_ns <= 0) return {};
+  time_t seconds = static_cast<time_t>(wall_ns / 1000000000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[64];
+  size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
+  std::snprintf(text + n, sizeof text - n, ".%06lldZ", static_cast<long long>((wall_ns % 1000000000) / 1000));
+  return text;
+}
+
+std::string report_json(const ReportInput& in) {
+  const Findings& f = in.findings;
+  json r;
+  r["schema"] = kReportSchema;
+  r["tool"] = {{"name", "firstassert"},
+               {"version", in.tool.version},
+               {"backend", in.tool.backend},
+               {"cupti", in.tool.cupti_path}};
+  json process = {{"pid", in.process.pid},
+                  {"host", in.process.host},
+                  {"argv", in.process.argv},
+                  {"rank", in.process.rank ? json(*in.process.rank) : json(nullptr)},
+                  {"start_time", iso_time(in.process.start_time_ns)},
+                  {"start_time_ns", in.process.start_time_ns}};
+  r["process"] = process;
+  r["final"] = in.final;
+  r["written_at"] = iso_time(in.written_ns);
+
+  if (f.has_primary) {
+    const PrimaryError& p = f.primary;
+    const char* description = error_description(p.code);
+    r["first_error"] = {{"api", p.api},
+                        {"code", p.code},
+                        {"name", error_name(p.domain, p.code)},
+                        {"description", description != nullptr ? description : ""},
+                        {"time", iso_time(p.wall_ns)},
+                        {"time_ns", p.wall_ns},
+                        {"thread", p.thread},
+                        {"launches_before", p.launches_before}};
+  } else {
+    r["first_error"] = nullptr;
+  }
+
+  json candidates = json::array();
+  for (const LaunchRecord& c : f.candidates) candidates.push_back(launch(c));
+  if (!f.candidates.empty()) {
+    json culprit = launch(f.candidates.front());
+    culprit["confidence"] = f.confidence;
+    culprit["reason"] = f.reason;
+    r["culprit"] = culprit;
+  } else {
+    r["culprit"] = nullptr;
+  }
+  r["candidates"] = candidates;
+  r["device_messages"] = json::array();
+  r["secondary"] = {{"count", f.secondary_count}, {"sites", sites(f.secondary)}};
+  r["other_errors"] = sites(f.other_errors);
+  json recent = json::array();
+  for (const LaunchRecord& l : f.recent) recent.push_back(launch(l));
+  r["recent_launches"] = recent;
+  r["launches_recorded"] = f.launches_recorded;
+  json modules = json::array();
+  for (const LoadedModule& m : in.modules)
+    modules.push_back({{"path", m.path}, {"base", hex(m.base)}, {"build_id", m.build_id}});
+  r["modules"] = modules;
+  // Kernel names and argv may hold any bytes: invalid UTF-8 is replaced, never thrown on.
+  return r.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace firstassert

@@ -1,0 +1,36 @@
+// The report, schema "firstassert/1": what the CLI, the merge of a distributed job's reports and other tools read.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/tracker.h"
+#include "process_info.h"
+#include "stack/module_map.h"
+
+namespace firstassert {
+
+inline constexpr const char* kReportSchema = "firstassert/1";
+
+struct ToolInfo {
+  std::string version;
+  std::string backend;      // "cupti"
+  std::string cupti_path;   // the CUPTI library in use
+};
+
+struct ReportInput {
+  const ProcessInfo& process;
+  const Findings& findings;
+  const std::vector<LoadedModule>& modules;
+  ToolInfo tool;
+  bool final = false;       // false: written at detection; true: rewritten at exit with the final counts
+  int64_t written_ns = 0;
+};
+
+std::string report_json(const ReportInput& input);
+
+// 2026-11-30T03:12:45.123456Z
+std::string iso_time(int64_t wall_ns);
+
+}  // namespace firstassert
