@@ -4,6 +4,9 @@
 #include <link.h>
 #include <unistd.h>
 
+#include <climits>
+#include <cstdlib>
+
 #include <cstring>
 #include <string_view>
 #include <vector>
@@ -78,9 +81,11 @@ bool try_open(const std::string& path, int flags, CuptiLibrary& lib, std::string
   }
   lib.handle = handle;
   Dl_info info{};
-  lib.path = dladdr(reinterpret_cast<void*>(lib.subscribe), &info) != 0 && info.dli_fname != nullptr
-                 ? info.dli_fname
-                 : path;
+  const char* opened = dladdr(reinterpret_cast<void*>(lib.subscribe), &info) != 0 && info.dli_fname != nullptr
+                           ? info.dli_fname
+                           : path.c_str();
+  char canonical[PATH_MAX];
+  lib.path = realpath(opened, canonical) != nullptr ? canonical : opened;  // reported, so without ../
   return true;
 }
 

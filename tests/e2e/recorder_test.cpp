@@ -1,0 +1,198 @@
+// The recorder end to end: simulator programs run under libfirstassert.so, activated each of the three ways, and
+// the report they leave is read back.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "process_runner.h"
+
+namespace {
+
+using nlohmann::json;
+
+const std::string kShim = FIRSTASSERT_SHIM;
+const std::string kNllLoss = "_ZN2at6native38nll_loss_forward_reduce_cuda_kernel_2dIflEEvPT_S3_PKS2_PKT0_S5_bllll";
+
+struct Outcome {
+  e2e::Run run;
+  std::vector<std::string> reports;
+  json report;  // the first report, when there is one
+};
+
+Outcome run_in(const e2e::TempDir& dir, const std::vector<std::string>& argv,
+               std::map<std::string, std::string> env) {
+  env["FIRSTASSERT_DIR"] = dir.path();
+  Outcome o;
+  o.run = e2e::run(argv, env, dir.path());
+  o.reports = dir.files("firstassert-");
+  if (!o.reports.empty()) o.report = json::parse(e2e::read_file(o.reports.front()), nullptr, false);
+  return o;
+}
+
+// The number after "label: " in the program's stdout, or -1.
+int printed(const std::string& out, const std::string& label) {
+  size_t at = out.find(label + ": ");
+  return at == std::string::npos ? -1 : std::atoi(out.c_str() + at + label.size() + 2);
+}
+
+bool has_candidate(const json& report, const std::string& mangled) {
+  for (const json& c : report["candidates"]) {
+    if (c["mangled"] == mangled) return true;
+  }
+  return false;
+}
+
+// What every report of a failing job must say, whatever activated the shim.
+void expect_assert_report(const Outcome& o, const std::string& kernel_mangled, const std::string& launch_api) {
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  const json& r = o.report;
+  ASSERT_FALSE(r.is_discarded()) << "the report is not valid JSON";
+  EXPECT_EQ(r["schema"], "firstassert/1");
+  EXPECT_EQ(r["final"], true) << "the report is rewritten at exit";
+  EXPECT_EQ(r["first_error"]["code"], 710);
+  EXPECT_TRUE(has_candidate(r, kernel_mangled)) << r["candidates"].dump(2);
+  ASSERT_FALSE(r["culprit"].is_null());
+  EXPECT_EQ(r["culprit"]["confidence"], "window");
+  bool api_seen = false;
+  for (const json& c : r["candidates"]) api_seen |= c["mangled"] == kernel_mangled && c["api"] == launch_api;
+  EXPECT_TRUE(api_seen) << "the failing kernel was launched through " << launch_api;
+
+  // Nothing recorded twice: as many launches as the API accepted, each seq once.
+  EXPECT_EQ(r["launches_recorded"], printed(o.run.out, "launches"));
+  std::set<uint64_t> seqs;
+  for (const json& l : r["recent_launches"]) EXPECT_TRUE(seqs.insert(l["seq"].get<uint64_t>()).second);
+  // Each failing call the program made after the first is one secondary error.
+  EXPECT_EQ(r["secondary"]["count"], printed(o.run.out, "failing calls after the first"));
+  EXPECT_NE(o.run.err.find("firstassert: first device-side assert (" + r["first_error"]["name"].get<std::string>() +
+                            ", 710)"),
+            std::string::npos)
+      << o.run.err;
+  EXPECT_NE(o.run.err.find("firstassert: report: " + o.reports.front()), std::string::npos) << o.run.err;
+}
+
+TEST(Recorder, RuntimeJobUnderLdPreload) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {RUNTIME_JOB}, {{"LD_PRELOAD", kShim}});
+  EXPECT_EQ(o.run.exit_code, 1);
+  expect_assert_report(o, kNllLoss, "cudaLaunchKernel");
+  EXPECT_EQ(o.report["first_error"]["api"], "cudaDeviceSynchronize");
+  EXPECT_EQ(o.report["first_error"]["name"], "cudaErrorAssert");
+  EXPECT_EQ(o.report["secondary"]["count"], 5);
+  // The CUPTI beside the runtime the job loaded, not the toolkit's (which ld.so.conf would give).
+  EXPECT_EQ(o.report["tool"]["cupti"], std::string(SIM_DIR) + "/libcupti.so.13");
+  EXPECT_NE(o.run.err.find("Assertion `t >= 0 && t < n_classes` failed."), std::string::npos);
+}
+
+TEST(Recorder, RuntimeJobUnderCudaInjection) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {RUNTIME_JOB}, {{"CUDA_INJECTION64_PATH", kShim}});
+  EXPECT_EQ(o.run.exit_code, 1);
+  expect_assert_report(o, kNllLoss, "cudaLaunchKernel");
+}
+
+TEST(Recorder, RuntimeJobEnablingAfterCudaStarted) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {RUNTIME_JOB, "--enable-after"}, {{"FIRSTASSERT_TEST_SHIM", kShim}});
+  EXPECT_EQ(o.run.exit_code, 1) << o.run.err;
+  expect_assert_report(o, kNllLoss, "cudaLaunchKernel");
+}
+
+TEST(Recorder, RuntimeJobEnablingBeforeCudaStarted) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {RUNTIME_JOB, "--enable-before"}, {{"FIRSTASSERT_TEST_SHIM", kShim}});
+  EXPECT_EQ(o.run.exit_code, 1) << o.run.err;
+  expect_assert_report(o, kNllLoss, "cudaLaunchKernel");
+}
+
+TEST(Recorder, DriverApiJobLikeTriton) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {DRIVER_JOB}, {{"LD_PRELOAD", kShim}});
+  EXPECT_EQ(o.run.exit_code, 1) << o.run.err;
+  expect_assert_report(o, kNllLoss, "cuLaunchKernelEx");
+  EXPECT_EQ(o.report["first_error"]["api"], "cuCtxSynchronize");
+  EXPECT_EQ(o.report["first_error"]["name"], "CUDA_ERROR_ASSERT");
+  EXPECT_EQ(o.report["secondary"]["count"], 3);
+}
+
+#ifdef TRIPLE_CHEVRON  // built when the toolkit has nvcc
+TEST(Recorder, NvccTripleChevronProgram) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {TRIPLE_CHEVRON}, {{"LD_PRELOAD", kShim}});
+  EXPECT_EQ(o.run.exit_code, 0) << "the program's own checks still pass under the shim\n" << o.run.err;
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  EXPECT_EQ(o.report["first_error"]["code"], 710);
+  EXPECT_TRUE(has_candidate(o.report, "_Z19check_labels_kernelPKlii")) << o.report["candidates"].dump(2);
+  EXPECT_EQ(o.report["culprit"]["api"], "__cudaLaunchKernel");
+  EXPECT_EQ(o.report["culprit"]["kernel"], "check_labels_kernel(long const*, int, int)");
+  EXPECT_EQ(o.report["launches_recorded"], 2) << "the healthy launch and the failing one, each once";
+}
+#endif
+
+TEST(Recorder, HealthyJobLeavesNoTraceAndSameOutput) {
+  e2e::TempDir bare_dir, shim_dir;
+  Outcome bare = run_in(bare_dir, {RUNTIME_JOB, "--healthy"}, {});
+  Outcome traced = run_in(shim_dir, {RUNTIME_JOB, "--healthy"}, {{"LD_PRELOAD", kShim}});
+  EXPECT_EQ(bare.run.exit_code, 0);
+  EXPECT_EQ(traced.run.exit_code, 0);
+  EXPECT_EQ(traced.run.out, bare.run.out);
+  EXPECT_EQ(traced.run.err, "");
+  EXPECT_TRUE(traced.reports.empty());
+}
+
+TEST(Recorder, ProgramWithoutCudaMapsNoCupti) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {"cat", "/proc/self/maps"}, {{"LD_PRELOAD", kShim}});
+  ASSERT_EQ(o.run.exit_code, 0);
+  EXPECT_NE(o.run.out.find("libfirstassert.so"), std::string::npos) << "the shim was preloaded";
+  EXPECT_EQ(o.run.out.find("cupti"), std::string::npos) << o.run.out;
+  EXPECT_EQ(o.run.out.find("libcuda"), std::string::npos) << o.run.out;
+  EXPECT_EQ(o.run.err, "");
+}
+
+TEST(Recorder, AnotherToolHoldingTheCuptiSlotTurnsRecordingOffWithOneLine) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {RUNTIME_JOB}, {{"LD_PRELOAD", kShim}, {"CUDA_INJECTION64_PATH", SLOT_HOLDER}});
+  EXPECT_EQ(o.run.exit_code, 1) << "the job itself runs and fails as it would without firstassert";
+  EXPECT_EQ(printed(o.run.out, "failing calls after the first"), 5);
+  EXPECT_NE(o.run.err.find("firstassert: CUDA_INJECTION64_PATH named another tool, " + std::string(SLOT_HOLDER)),
+            std::string::npos)
+      << o.run.err;
+  EXPECT_NE(o.run.err.find("firstassert: the CUPTI subscriber slot is taken by CUPTI for slot-holder"),
+            std::string::npos)
+      << o.run.err;
+  EXPECT_TRUE(o.reports.empty());
+}
+
+TEST(Recorder, UnusableCuptiTurnsRecordingOffWithOneLine) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {RUNTIME_JOB}, {{"LD_PRELOAD", kShim}, {"FIRSTASSERT_CUPTI", "/nonexistent/libcupti.so"}});
+  // The explicit path fails, so the search goes on and finds the simulator's CUPTI beside the runtime.
+  EXPECT_NE(o.run.err.find("firstassert: FIRSTASSERT_CUPTI=/nonexistent/libcupti.so cannot be used"),
+            std::string::npos)
+      << o.run.err;
+  EXPECT_EQ(o.reports.size(), 1u);
+}
+
+TEST(Recorder, BadSettingsAreNamedAndDefaultsUsed) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {RUNTIME_JOB}, {{"LD_PRELOAD", kShim}, {"FIRSTASSERT_RING", "lots"}});
+  EXPECT_NE(o.run.err.find("firstassert: FIRSTASSERT_RING=\"lots\" is not a whole number; using 4096"),
+            std::string::npos)
+      << o.run.err;
+  ASSERT_EQ(o.reports.size(), 1u);
+  EXPECT_EQ(o.report["first_error"]["code"], 710);
+}
+
+TEST(Recorder, PythonTrainingJobUnderLdPreload) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {"python3", TRAIN_PY, "--lib-dir", SIM_DIR}, {{"LD_PRELOAD", kShim}});
+  EXPECT_EQ(o.run.exit_code, 1);
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  EXPECT_TRUE(has_candidate(o.report, kNllLoss));
+  EXPECT_EQ(o.report["first_error"]["api"], "cudaMemcpy");
+  EXPECT_EQ(o.report["process"]["argv"][1], TRAIN_PY);
+}
+
+}  // namespace
