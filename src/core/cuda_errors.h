@@ -9,7 +9,7 @@ enum class ApiDomain { runtime, driver };
 // 700, 702, 710, 714-719, 226, 721 (design.md). Everything else, including 701 and 9, is not sticky.
 bool is_sticky_error(int code);
 
-// cudaErrorAssert / CUDA_ERROR_ASSERT, or "cudaError 12345" style text in buffer for unknown codes.
+// cudaErrorAssert / CUDA_ERROR_ASSERT; cudaErrorUnrecognized / CUDA_ERROR_UNRECOGNIZED for codes not in the table.
 const char* error_name(ApiDomain domain, int code);
 // "device-side assert triggered"; nullptr for unknown codes.
 const char* error_description(int code);

@@ -1,10 +1,26 @@
 #include "launch_ring.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 namespace firstassert {
 
 LaunchRing::LaunchRing(size_t capacity) : capacity_(capacity == 0 ? 1 : capacity), slots_(new Slot[capacity_]) {}
+
+void LaunchRing::publish(const LaunchRecord& record) {
+  Slot& slot = slots_[record.seq % capacity_];
+  const uint64_t writing = 2 * record.seq + 1;
+  uint64_t seen = slot.version.load(std::memory_order_acquire);
+  if (seen >= writing || (seen & 1) != 0) return;
+  if (!slot.version.compare_exchange_strong(seen, writing, std::memory_order_acquire, std::memory_order_relaxed))
+    return;
+  std::atomic_thread_fence(std::memory_order_release);
+  // Only the frames in use: the rest of the slot is never read.
+  size_t used = offsetof(LaunchRecord, stack) + sizeof(uintptr_t) * std::min<size_t>(record.stack_depth, kMaxStackFrames);
+  std::memcpy(static_cast<void*>(&slot.record), &record, used);
+  slot.version.store(writing + 1, std::memory_order_release);
+}
 
 bool LaunchRing::read(const Slot& slot, LaunchRecord& out) const {
   uint64_t before = slot.version.load(std::memory_order_acquire);
@@ -12,7 +28,9 @@ bool LaunchRing::read(const Slot& slot, LaunchRecord& out) const {
   std::memcpy(static_cast<void*>(&out), &slot.record, sizeof out);
   std::atomic_thread_fence(std::memory_order_acquire);
   uint64_t after = slot.version.load(std::memory_order_relaxed);
-  return before == after && out.seq == before / 2 - 1;
+  if (before != after || out.seq != before / 2 - 1 || out.stack_depth > kMaxStackFrames) return false;
+  std::fill(out.stack + out.stack_depth, out.stack + kMaxStackFrames, uintptr_t{0});  // never copied in: not ours
+  return true;
 }
 
 std::vector<LaunchRecord> LaunchRing::snapshot() const {

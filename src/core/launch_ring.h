@@ -1,7 +1,9 @@
 // The last N launches, written by any number of launching threads without a lock or an allocation: a launch takes
-// the next sequence number with one atomic increment and fills its slot under a per-slot version (a seqlock), so a
-// reader copying the ring while launches continue gets only complete records. A slot can only be torn if N other
-// launches happen while one record is being filled, which the minimum ring size (16) makes unreachable in practice.
+// the next sequence number with one atomic increment, fills its record on its own stack, then claims the slot
+// under the slot's version (a seqlock) and copies the record in. Readers copying the ring while launches continue get
+// only complete records. Nothing ever waits: a writer that finds its slot taken by a newer lap (it was overtaken) or
+// still being copied into by another writer (the whole ring wrapped during one copy) drops its record. A thread
+// stopped anywhere (preempted, in a signal handler, or gone in a forked child) can hold a slot, never the ring.
 #pragma once
 
 #include <atomic>
@@ -22,14 +24,10 @@ class LaunchRing {
   template <typename Fill>
   uint64_t append(Fill&& fill) {
     uint64_t seq = next_.fetch_add(1, std::memory_order_relaxed);
-    Slot& slot = slots_[seq % capacity_];
-    slot.version.store(2 * seq + 1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_release);
-    slot.record.seq = seq;
-    fill(slot.record);
-    uint64_t writing = 2 * seq + 1;
-    // Fails only if a later lap took the slot meanwhile; that writer publishes it.
-    slot.version.compare_exchange_strong(writing, 2 * seq + 2, std::memory_order_release, std::memory_order_relaxed);
+    LaunchRecord record;
+    record.seq = seq;
+    fill(record);
+    publish(record);
     return seq;
   }
 
@@ -44,10 +42,11 @@ class LaunchRing {
 
  private:
   struct Slot {
-    std::atomic<uint64_t> version{0};  // 2*seq+1 while writing seq, 2*seq+2 once complete
+    std::atomic<uint64_t> version{0};  // 0 empty, 2*seq+1 while seq is being written, 2*seq+2 once complete
     LaunchRecord record;
   };
   bool read(const Slot& slot, LaunchRecord& out) const;
+  void publish(const LaunchRecord& record);
 
   size_t capacity_;
   std::unique_ptr<Slot[]> slots_;

@@ -12,8 +12,6 @@ NameTable::NameTable(size_t capacity) : capacity_(1) {
   entries_.reset(new Entry[capacity_]);
 }
 
-bool NameTable::same_start(const char* a, const char* b) { return std::strncmp(a, b, 16) == 0; }
-
 const char* NameTable::intern(const char* name) {
   if (name == nullptr) return nullptr;
   size_t mask = capacity_ - 1;
@@ -24,7 +22,7 @@ const char* NameTable::intern(const char* name) {
     if (key == nullptr) break;  // not interned yet
     if (key == name) {
       const char* copy = e.copy.load(std::memory_order_acquire);
-      if (copy != nullptr && same_start(copy, name)) return copy;
+      if (copy != nullptr && std::strcmp(copy, name) == 0) return copy;
     }
   }
   return insert(name);
@@ -34,21 +32,21 @@ const char* NameTable::insert(const char* name) {
   std::lock_guard lock(insert_mutex_);
   size_t mask = capacity_ - 1;
   size_t start = std::hash<const void*>{}(name) & mask;
-  // Keep a free slot so that lock-free probes always end.
-  if (used_.load(std::memory_order_relaxed) + 1 >= capacity_) return kTableFull;
+  bool full = used_.load(std::memory_order_relaxed) + 1 >= capacity_;  // one slot stays free: probes always end
   for (size_t i = 0; i < capacity_; ++i) {
     Entry& e = entries_[(start + i) & mask];
     const char* key = e.key.load(std::memory_order_relaxed);
     if (key == name) {
       const char* copy = e.copy.load(std::memory_order_relaxed);
       // The driver reused this pointer for another name: replace the copy (the old one stays valid for readers).
-      if (copy != nullptr && same_start(copy, name)) return copy;
+      if (copy != nullptr && std::strcmp(copy, name) == 0) return copy;
       const char* fresh = strdup(name);
       if (fresh == nullptr) return kTableFull;
       e.copy.store(fresh, std::memory_order_release);
       return fresh;
     }
     if (key == nullptr) {
+      if (full) return kTableFull;
       const char* fresh = strdup(name);
       if (fresh == nullptr) return kTableFull;
       e.copy.store(fresh, std::memory_order_release);

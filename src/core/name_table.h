@@ -1,6 +1,7 @@
 // Kernel names as launches see them (pointers the driver owns), interned into copies that outlive the driver's
 // modules. The first launch of a kernel copies its name under a lock (warm-up); every later launch finds the copy
-// with a lock-free probe keyed by the driver's pointer, confirmed by the name's first bytes.
+// with a lock-free probe keyed by the driver's pointer, confirmed by comparing the whole name (the driver may reuse
+// a buffer for another kernel, and generated names such as Triton's share long prefixes).
 #pragma once
 
 #include <atomic>
@@ -27,7 +28,6 @@ class NameTable {
     std::atomic<const char*> key{nullptr};   // the driver's pointer
     std::atomic<const char*> copy{nullptr};  // ours, published after key
   };
-  static bool same_start(const char* a, const char* b);
   const char* insert(const char* name);
 
   size_t capacity_;  // a power of two

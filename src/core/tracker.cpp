@@ -48,16 +48,20 @@ uint64_t Tracker::record_launch(const LaunchEvent& launch) {
   });
 }
 
-void Tracker::mark_synced(uint64_t key, uint64_t upto) {
-  std::lock_guard lock(mutex_);
-  for (StreamMark& m : stream_marks_) {
+void Tracker::raise_mark(std::vector<StreamMark>& marks, uint64_t key, uint64_t upto) {
+  for (StreamMark& m : marks) {
     if (m.key == key) {
       m.completed_before = std::max(m.completed_before, upto);
       return;
     }
   }
-  if (stream_marks_.size() >= kMaxStreamMarks) stream_marks_.erase(stream_marks_.begin());
-  stream_marks_.push_back({key, upto});
+  if (marks.size() >= kMaxStreamMarks) marks.erase(marks.begin());
+  marks.push_back({key, upto});
+}
+
+bool Tracker::proven_complete(const std::vector<StreamMark>& marks, uint64_t key, uint64_t seq) {
+  return std::any_of(marks.begin(), marks.end(),
+                     [&](const StreamMark& m) { return m.key == key && seq < m.completed_before; });
 }
 
 void Tracker::count_error(std::vector<ErrorSite>& sites, const ApiCall& call, int64_t now) {
@@ -69,10 +73,10 @@ void Tracker::count_error(std::vector<ErrorSite>& sites, const ApiCall& call, in
       return;
     }
   }
-  if (sites.size() >= kMaxSites) {
-    // Bounded: the rest is folded into one site.
+  if (sites.size() >= kMaxSites - 1) {
+    // Bounded: the last site gathers every call and code that found no place of its own.
+    if (sites.size() == kMaxSites - 1) sites.push_back({call.domain, "(other calls)", 0, 0, now, now});
     ErrorSite& rest = sites.back();
-    rest.api = "(other calls)";
     ++rest.count;
     rest.last_wall_ns = now;
     return;
@@ -81,17 +85,14 @@ void Tracker::count_error(std::vector<ErrorSite>& sites, const ApiCall& call, in
 }
 
 std::vector<LaunchRecord> Tracker::candidates_locked(uintptr_t context) const {
-  uint64_t synced = device_synced_before_.load(std::memory_order_acquire);
   std::vector<LaunchRecord> all = ring_.snapshot();
   std::vector<LaunchRecord> out;
   for (auto it = all.rbegin(); it != all.rend() && out.size() < kMaxCandidates; ++it) {
     const LaunchRecord& r = *it;
-    if (r.seq < synced) break;
     if (context != 0 && r.context != 0 && r.context != context) continue;
-    uint64_t key = stream_key(r.stream, r.per_thread_default_stream, r.thread);
-    bool completed = std::any_of(stream_marks_.begin(), stream_marks_.end(),
-                                 [&](const StreamMark& m) { return m.key == key && r.seq < m.completed_before; });
-    if (!completed) out.push_back(r);
+    if (proven_complete(context_marks_, r.context, r.seq)) continue;
+    if (proven_complete(stream_marks_, stream_key(r.stream, r.per_thread_default_stream, r.thread), r.seq)) continue;
+    out.push_back(r);
   }
   return out;
 }
@@ -101,18 +102,16 @@ void Tracker::record_call(const ApiCall& call) {
     if (has_primary()) return;  // after a fault nothing completes: marks would only mislead
     // Launches made by other threads while the call was blocked are not proven complete.
     uint64_t upto = call.launches_at_entry != ApiCall::kUnknown ? call.launches_at_entry : ring_.total();
+    std::lock_guard lock(mutex_);
     switch (call.kind) {
-      case CallKind::sync_device: {
-        // Every launch made before the call has completed (on this context; one context is the common case).
-        uint64_t seen = device_synced_before_.load(std::memory_order_relaxed);
-        while (seen < upto && !device_synced_before_.compare_exchange_weak(seen, upto, std::memory_order_release)) {
-        }
+      case CallKind::sync_device:
+        // Every launch made on this context before the call has completed; other contexts (GPUs) run on.
+        raise_mark(context_marks_, call.context, upto);
         break;
-      }
       case CallKind::sync_stream:
       case CallKind::query_stream:
       case CallKind::blocking_copy:
-        mark_synced(stream_key(call.stream, call.per_thread_default_stream, current_thread_id()), upto);
+        raise_mark(stream_marks_, stream_key(call.stream, call.per_thread_default_stream, current_thread_id()), upto);
         break;
       default:
         break;

@@ -103,7 +103,8 @@ class Tracker {
     uint64_t completed_before;  // launches on the stream with seq below this have completed
   };
   static uint64_t stream_key(uintptr_t stream, bool per_thread_default_stream, int32_t thread);
-  void mark_synced(uint64_t key, uint64_t upto);
+  static void raise_mark(std::vector<StreamMark>& marks, uint64_t key, uint64_t upto);
+  static bool proven_complete(const std::vector<StreamMark>& marks, uint64_t key, uint64_t seq);
   void count_error(std::vector<ErrorSite>& sites, const ApiCall& call, int64_t now);
   std::vector<LaunchRecord> candidates_locked(uintptr_t context) const;
 
@@ -113,10 +114,10 @@ class Tracker {
 
   std::atomic<bool> primary_claimed_{false};
   std::atomic<bool> primary_seen_{false};
-  std::atomic<uint64_t> device_synced_before_{0};
 
   mutable std::mutex mutex_;  // the error and sync paths only, never a launch
-  std::vector<StreamMark> stream_marks_;
+  std::vector<StreamMark> stream_marks_;  // streams proven complete up to a seq
+  std::vector<StreamMark> context_marks_;  // whole contexts (device syncs), keyed by context
   PrimaryError primary_;
   std::vector<LaunchRecord> candidates_;
   uint64_t secondary_count_ = 0;

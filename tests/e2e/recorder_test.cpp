@@ -175,6 +175,17 @@ TEST(Recorder, UnusableCuptiTurnsRecordingOffWithOneLine) {
   EXPECT_EQ(o.reports.size(), 1u);
 }
 
+// NVIDIA's own CUPTI loads without a GPU driver but cannot subscribe (CUPTI_ERROR_UNKNOWN): a real "CUPTI unusable".
+TEST(Recorder, RealCuptiWithoutItsDriverTurnsRecordingOffWithOneLine) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {RUNTIME_JOB}, {{"LD_PRELOAD", kShim}, {"FIRSTASSERT_CUPTI", TOOLKIT_CUPTI}});
+  EXPECT_EQ(o.run.exit_code, 1);
+  EXPECT_EQ(printed(o.run.out, "failing calls after the first"), 5) << "the job ran as it does without firstassert";
+  EXPECT_NE(o.run.err.find("firstassert: cuptiSubscribe failed with "), std::string::npos) << o.run.err;
+  EXPECT_NE(o.run.err.find("; recording is off\n"), std::string::npos) << o.run.err;
+  EXPECT_TRUE(o.reports.empty());
+}
+
 TEST(Recorder, BadSettingsAreNamedAndDefaultsUsed) {
   e2e::TempDir dir;
   Outcome o = run_in(dir, {RUNTIME_JOB}, {{"LD_PRELOAD", kShim}, {"FIRSTASSERT_RING", "lots"}});

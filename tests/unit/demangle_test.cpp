@@ -1,0 +1,67 @@
+// demangle and short_kernel_name on the names kernels really have: C++ templates from PyTorch and CUB, C names, and
+// Triton's generated names, which are not mangled at all.
+#include "report/demangle.h"
+
+#include <gtest/gtest.h>
+
+namespace firstassert {
+namespace {
+
+TEST(Demangle, MangledNamesBecomeReadable) {
+  EXPECT_EQ(demangle("_Z6kernelPi"), "kernel(int*)");
+  EXPECT_EQ(demangle("_ZN3cub6detail6reduce6kernelIiEEvv"), "void cub::detail::reduce::kernel<int>()");
+  EXPECT_EQ(demangle("_ZN12_GLOBAL__N_16kernelEv"), "(anonymous namespace)::kernel()");
+  EXPECT_EQ(demangle("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_"),
+            "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> "
+            ">(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)");
+}
+
+TEST(Demangle, NamesThatAreNotMangledComeBackAsTheyAre) {
+  EXPECT_EQ(demangle("triton_poi_fused_add_0"), "triton_poi_fused_add_0");
+  EXPECT_EQ(demangle("my_c_kernel"), "my_c_kernel");
+  EXPECT_EQ(demangle("_Zgarbage"), "_Zgarbage");
+  EXPECT_EQ(demangle(""), "");
+  EXPECT_EQ(demangle(nullptr), "");
+}
+
+TEST(ShortKernelName, StripsReturnTypeScopeTemplatesAndParameters) {
+  EXPECT_EQ(short_kernel_name("void at::native::nll_loss_forward_reduce_cuda_kernel_2d<float, long>(float*, float*, "
+                              "float const*, long const*, float const*, bool, long, long, long)"),
+            "nll_loss_forward_reduce_cuda_kernel_2d");
+  EXPECT_EQ(short_kernel_name(demangle(
+                "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_")),
+            "vectorized_elementwise_kernel");
+  EXPECT_EQ(short_kernel_name("kernel(int*)"), "kernel");
+  EXPECT_EQ(short_kernel_name("void cub::detail::reduce::kernel<int>()"), "kernel");
+  EXPECT_EQ(short_kernel_name("(anonymous namespace)::kernel()"), "kernel");
+  EXPECT_EQ(short_kernel_name("void foo<(anonymous namespace)::Bar, (char)1>(int (*)(int))"), "foo");
+}
+
+TEST(ShortKernelName, LambdaTemplateArguments) {
+  EXPECT_EQ(short_kernel_name(
+                "void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::(anonymous "
+                "namespace)::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() "
+                "const::{lambda(float)#1}>(at::TensorIteratorBase&, at::native::(anonymous "
+                "namespace)::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() "
+                "const::{lambda(float)#1} const&)::{lambda(int)#1}>(int, at::native::gpu_kernel_impl_nocast<at::"
+                "native::(anonymous namespace)::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::"
+                "operator()() const::{lambda(float)#1}>(at::TensorIteratorBase&, at::native::(anonymous "
+                "namespace)::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() "
+                "const::{lambda(float)#1} const&)::{lambda(int)#1})"),
+            "elementwise_kernel");
+}
+
+TEST(ShortKernelName, PlainNamesAreKept) {
+  EXPECT_EQ(short_kernel_name("triton_poi_fused_add_0"), "triton_poi_fused_add_0");
+  EXPECT_EQ(short_kernel_name("my_c_kernel"), "my_c_kernel");
+  EXPECT_EQ(short_kernel_name(""), "");
+}
+
+TEST(ShortKernelName, MalformedInputDoesNotCrash) {
+  for (const char* odd : {"(", ")", "<", ">", "a(b", "a)b", "::", "<<<>>>", ")(", " ", "x::"}) {
+    EXPECT_NO_THROW((void)short_kernel_name(odd)) << odd;
+  }
+}
+
+}  // namespace
+}  // namespace firstassert
