@@ -17,6 +17,7 @@
   X(201, "CUDA_ERROR_INVALID_CONTEXT", "cudaErrorDeviceUninitialized", "invalid device context")                        \
   X(226, "CUDA_ERROR_CONTAINED", "cudaErrorContained", "device-side error contained")                                   \
   X(400, "CUDA_ERROR_INVALID_HANDLE", "cudaErrorInvalidResourceHandle", "invalid resource handle")                      \
+  X(401, "CUDA_ERROR_ILLEGAL_STATE", "cudaErrorIllegalState", "the operation cannot be performed in the present state") \
   X(500, "CUDA_ERROR_NOT_FOUND", "cudaErrorSymbolNotFound", "named symbol not found")                                   \
   X(600, "CUDA_ERROR_NOT_READY", "cudaErrorNotReady", "device not ready")                                               \
   X(700, "CUDA_ERROR_ILLEGAL_ADDRESS", "cudaErrorIllegalAddress", "an illegal memory access was encountered")           \
@@ -33,6 +34,7 @@
   X(721, "CUDA_ERROR_TENSOR_MEMORY_LEAK", "cudaErrorTensorMemoryLeak", "tensor memory not completely freed")             \
   X(801, "CUDA_ERROR_NOT_SUPPORTED", "cudaErrorNotSupported", "operation not supported")                                \
   X(900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", "cudaErrorStreamCaptureUnsupported", "operation not permitted when stream is capturing") \
+  X(901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", "cudaErrorStreamCaptureInvalidated", "operation failed due to a previous error during capture") \
   X(999, "CUDA_ERROR_UNKNOWN", "cudaErrorUnknown", "unknown error")
 
 namespace simcuda {

@@ -28,6 +28,8 @@ struct PrivateTable {
   // libcudart: __cudaRegisterFunction binds an nvcc host stub to the kernel of that mangled name (whose body a
   // test registers with simcuda_register_kernel, before or after).
   void (*bind_host_stub)(const void* host_stub, const char* mangled_name);
+  // libcudart: the calling thread's current context, untraced (the runtime binds the primary one when none is).
+  CUcontext (*current_context)();
 };
 
 // {53494d43-5544-4150-5249-564154453031}: "SIMCUDAPRIVATE01".

@@ -27,7 +27,8 @@ struct Subscriber {
 
 struct State {
   std::mutex mutex;
-  Subscriber subscriber;
+  // Each subscription gets its own Subscriber, never freed: a callback in flight may still read the last one, and
+  // an old handle must never match a newer subscription.
   std::atomic<Subscriber*> active{nullptr};
   std::array<std::array<std::atomic<bool>, kMaxCallbackIds>, CUPTI_CB_DOMAIN_SIZE> enabled{};
   const simcuda::PrivateTable* driver = nullptr;
@@ -86,25 +87,26 @@ CUptiResult subscribe(CUpti_SubscriberHandle* handle, CUpti_CallbackFunc callbac
   if (handle == nullptr || callback == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   State& s = state();
   std::lock_guard lock(s.mutex);
-  if (s.active.load() != nullptr) {
+  if (Subscriber* holder = s.active.load()) {
     if (params != nullptr && params->oldSubscriberName != nullptr && params->oldSubscriberSize > 0) {
       std::snprintf(params->oldSubscriberName, params->oldSubscriberSize, "CUPTI for %s",
-                    s.subscriber.name.empty() ? "an unnamed subscriber" : s.subscriber.name.c_str());
+                    holder->name.empty() ? "an unnamed subscriber" : holder->name.c_str());
     }
     return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
   }
   if (s.driver == nullptr) s.driver = link_driver();
   if (s.driver == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
-  s.subscriber.callback = callback;
-  s.subscriber.userdata = userdata;
-  s.subscriber.name = params != nullptr && params->subscriberName != nullptr
-                          ? std::string(params->subscriberName).substr(0, CUPTI_SUBSCRIBER_NAME_MAX_LEN)
-                          : std::string();
+  auto* subscriber = new Subscriber;
+  subscriber->callback = callback;
+  subscriber->userdata = userdata;
+  subscriber->name = params != nullptr && params->subscriberName != nullptr
+                         ? std::string(params->subscriberName).substr(0, CUPTI_SUBSCRIBER_NAME_MAX_LEN)
+                         : std::string();
   for (auto& domain : s.enabled)
     for (auto& bit : domain) bit.store(false);
-  s.active.store(&s.subscriber, std::memory_order_release);
+  s.active.store(subscriber, std::memory_order_release);
   s.driver->set_tool_dispatch(dispatch);
-  *handle = reinterpret_cast<CUpti_SubscriberHandle>(&s.subscriber);
+  *handle = reinterpret_cast<CUpti_SubscriberHandle>(subscriber);
   return CUPTI_SUCCESS;
 }
 
@@ -151,8 +153,8 @@ CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle
 CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber,
                                        CUpti_CallbackDomain domain) {
   if (!is_active(subscriber) || !valid_domain(domain)) return CUPTI_ERROR_INVALID_PARAMETER;
-  if (domain == CUPTI_CB_DOMAIN_SYNCHRONIZE || domain == CUPTI_CB_DOMAIN_NVTX || domain == CUPTI_CB_DOMAIN_STATE)
-    say_once("callbacks of the synchronize, NVTX and state domains (enabled, they never fire)");
+  if (domain == CUPTI_CB_DOMAIN_NVTX || domain == CUPTI_CB_DOMAIN_STATE)
+    say_once("callbacks of the NVTX and state domains (enabled, they never fire)");
   for (size_t cbid = 0; cbid < callback_count(domain); ++cbid) state().enabled[domain][cbid].store(enable != 0);
   return CUPTI_SUCCESS;
 }
@@ -175,7 +177,7 @@ CUptiResult CUPTIAPI cuptiGetCallbackState(uint32_t* enable, CUpti_SubscriberHan
 
 CUptiResult CUPTIAPI cuptiSupportedDomains(size_t* domainCount, CUpti_DomainTable* domainTable) {
   static const CUpti_CallbackDomain domains[] = {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RUNTIME_API,
-                                                 CUPTI_CB_DOMAIN_RESOURCE};
+                                                 CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CB_DOMAIN_SYNCHRONIZE};
   if (domainCount == nullptr || domainTable == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   *domainCount = sizeof domains / sizeof domains[0];
   *domainTable = const_cast<CUpti_CallbackDomain*>(domains);

@@ -3,15 +3,23 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 #include "../common/error_table.h"
+#include "driver_state.h"
 #include "tool_events.h"
 
 namespace simcuda {
 namespace {
 
 thread_local Stream* per_thread_stream = nullptr;
+
+// A thread's default stream goes when the thread does (its queued work still runs first).
+struct PerThreadStreamOwner {
+  ~PerThreadStreamOwner();
+};
+thread_local PerThreadStreamOwner per_thread_stream_owner;
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -27,6 +35,12 @@ bool blocking(const Stream* s) { return (s->flags & CU_STREAM_NON_BLOCKING) == 0
 
 Kernel* current_device_kernel() { return running_kernel; }
 
+namespace {
+PerThreadStreamOwner::~PerThreadStreamOwner() {
+  if (per_thread_stream != nullptr) Device::get().retire_per_thread_stream(per_thread_stream);
+}
+}  // namespace
+
 Device& Device::get() {
   // Never destroyed: worker threads outlive static destruction at exit.
   static Device* device = new Device;
@@ -36,6 +50,26 @@ Device& Device::get() {
 Device::Device() {
   std::lock_guard lock(mutex_);
   legacy_ = new_stream_locked(0, /*legacy=*/true);
+  std::atexit(shut_down_at_exit);
+}
+
+void Device::shut_down_at_exit() { get().shut_down(); }
+
+// The process is exiting: like the driver tearing its context down, drop queued work, stop running kernels (at
+// their next simcuda_sleep_us) and wait a bounded time for bodies still running, so that none touches the
+// program's static objects after they are destroyed. Assertion lines the host never synchronized on are printed.
+void Device::shut_down() {
+  std::unique_lock lock(mutex_);
+  shutting_down_.store(true, std::memory_order_release);
+  for (Stream* s : streams_) s->queue.clear();
+  changed_.notify_all();
+  changed_.wait_for(lock, std::chrono::seconds(2), [&] {
+    for (const Stream* s : streams_) {
+      if (s->busy) return false;
+    }
+    return true;
+  });
+  flush_messages_locked();
 }
 
 Stream* Device::new_stream_locked(unsigned flags, bool legacy) {
@@ -50,10 +84,8 @@ Stream* Device::new_stream_locked(unsigned flags, bool legacy) {
 }
 
 CUresult Device::observe_error() {
-  if (!faulted()) return CUDA_SUCCESS;
-  std::lock_guard lock(mutex_);
-  flush_messages_locked();
-  return static_cast<CUresult>(sticky_.load());
+  if (shutting_down()) return CUDA_ERROR_DEINITIALIZED;
+  return static_cast<CUresult>(sticky_.load(std::memory_order_acquire));
 }
 
 void Device::flush_messages_locked() {
@@ -74,6 +106,7 @@ void Device::flush_messages_locked() {
 Stream* Device::resolve(CUstream handle, bool per_thread) {
   if (handle == CU_STREAM_PER_THREAD || (handle == nullptr && per_thread)) {
     if (per_thread_stream == nullptr) {
+      (void)&per_thread_stream_owner;  // constructs the thread's owner, whose destructor retires the stream
       std::lock_guard lock(mutex_);
       per_thread_stream = new_stream_locked(0, false);
     }
@@ -108,6 +141,12 @@ CUresult Device::destroy_stream(Stream* stream) {
   return CUDA_SUCCESS;
 }
 
+void Device::retire_per_thread_stream(Stream* stream) {
+  std::lock_guard lock(mutex_);
+  stream->destroyed = true;
+  changed_.notify_all();
+}
+
 bool Device::ready_locked(const Work& work) const {
   for (const auto& [stream, seq] : work.waits) {
     if (stream->completed < seq) return false;
@@ -117,9 +156,13 @@ bool Device::ready_locked(const Work& work) const {
 
 CUresult Device::enqueue(Stream* stream, Work work, uint64_t* seq_out) {
   std::lock_guard lock(mutex_);
-  if (faulted()) {
-    flush_messages_locked();
-    return static_cast<CUresult>(sticky_.load());
+  if (shutting_down()) return CUDA_ERROR_DEINITIALIZED;
+  if (faulted()) return static_cast<CUresult>(sticky_.load());
+  if (stream->capture != nullptr) {
+    // Only kernel launches are captured; anything else invalidates the capture, as unsupported work does on CUDA.
+    say_unsupported_once("capturing work other than kernel launches into a graph");
+    stream->capture->invalidated = true;
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   }
   // The legacy default stream waits for all blocking streams, and they wait for it.
   if (stream->legacy) {
@@ -144,11 +187,15 @@ void Device::worker_loop(Stream* stream) {
       return (!stream->queue.empty() && ready_locked(stream->queue.front())) ||
              (stream->destroyed && stream->queue.empty());
     });
-    if (stream->queue.empty()) return;  // destroyed and drained
+    if (stream->queue.empty()) {
+      // Destroyed and drained: no longer part of the device (the object stays, for waits that still name it).
+      std::erase(streams_, stream);
+      return;
+    }
     Work work = std::move(stream->queue.front());
     stream->queue.pop_front();
     stream->busy = true;
-    bool lands = !faulted();
+    bool lands = !faulted() && !shutting_down();
     if (lands && work.kind != Work::Kind::Kernel && work.kind != Work::Kind::HostFunc) {
       // Memory operations are done under the lock: none lands once a fault was raised.
       execute(work);
@@ -309,32 +356,29 @@ CUresult Device::wait_event(Stream* stream, Event* event) {
 }
 
 CUresult Device::sync_result_locked() {
-  if (faulted()) {
-    flush_messages_locked();
-    return static_cast<CUresult>(sticky_.load());
-  }
   flush_messages_locked();
-  int async = std::exchange(async_error_, 0);
-  return static_cast<CUresult>(async);
+  if (shutting_down()) return CUDA_ERROR_DEINITIALIZED;
+  if (faulted()) return static_cast<CUresult>(sticky_.load());
+  return static_cast<CUresult>(std::exchange(async_error_, 0));
 }
 
 CUresult Device::wait_for(Stream* stream, uint64_t seq) {
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return faulted() || stream->completed >= seq; });
+  changed_.wait(lock, [&] { return faulted() || shutting_down() || stream->completed >= seq; });
   return sync_result_locked();
 }
 
 CUresult Device::synchronize(Stream* stream) {
   std::unique_lock lock(mutex_);
   if (stream->capture != nullptr) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-  changed_.wait(lock, [&] { return faulted() || (stream->queue.empty() && !stream->busy); });
+  changed_.wait(lock, [&] { return faulted() || shutting_down() || (stream->queue.empty() && !stream->busy); });
   return sync_result_locked();
 }
 
 CUresult Device::synchronize_device() {
   std::unique_lock lock(mutex_);
   changed_.wait(lock, [&] {
-    if (faulted()) return true;
+    if (faulted() || shutting_down()) return true;
     for (const Stream* s : streams_) {
       if (!s->queue.empty() || s->busy) return false;
     }
@@ -359,7 +403,9 @@ CUresult Device::query_event(Event* event) {
 
 CUresult Device::synchronize_event(Event* event) {
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return faulted() || event->stream == nullptr || event->stream->completed >= event->seq; });
+  changed_.wait(lock, [&] {
+    return faulted() || shutting_down() || event->stream == nullptr || event->stream->completed >= event->seq;
+  });
   return sync_result_locked();
 }
 
@@ -374,13 +420,20 @@ CUresult Device::begin_capture(Stream* stream) {
 CUresult Device::end_capture(Stream* stream, Graph** graph) {
   std::lock_guard lock(mutex_);
   if (stream->capture == nullptr) return CUDA_ERROR_ILLEGAL_STATE;
-  *graph = std::exchange(stream->capture, nullptr);
+  Graph* captured = std::exchange(stream->capture, nullptr);
+  if (captured->invalidated) {
+    delete captured;
+    *graph = nullptr;
+    return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+  }
+  *graph = captured;
   return CUDA_SUCCESS;
 }
 
-bool Device::capturing(Stream* stream) {
+CUstreamCaptureStatus Device::capture_status(Stream* stream) {
   std::lock_guard lock(mutex_);
-  return stream->capture != nullptr;
+  if (stream->capture == nullptr) return CU_STREAM_CAPTURE_STATUS_NONE;
+  return stream->capture->invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED : CU_STREAM_CAPTURE_STATUS_ACTIVE;
 }
 
 }  // namespace simcuda

@@ -46,6 +46,7 @@ struct Work {
 
 struct Graph {
   std::vector<Work> launches;  // captured kernel launches, replayed in order
+  bool invalidated = false;    // work the simulator cannot capture was issued during the capture
 };
 
 struct Stream {
@@ -73,13 +74,15 @@ class Device {
  public:
   static Device& get();
 
-  // The context's sticky error, or CUDA_SUCCESS. Observing it prints the device's pending assertion lines.
+  // The context's sticky error, or CUDA_SUCCESS (any call can learn it; only synchronizing calls, and the exit of
+  // the process, print the device's pending assertion lines, as the driver does).
   CUresult observe_error();
 
   // Stream handles: nullptr is the legacy default stream (the calling thread's own stream when per_thread is set,
   // as for the _ptsz entry points), CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are the two default streams.
   Stream* resolve(CUstream handle, bool per_thread);
   CUstream create_stream(unsigned flags);
+  void retire_per_thread_stream(Stream* stream);
   CUresult destroy_stream(Stream* stream);
 
   CUresult launch(Stream* stream, Kernel* kernel, dim3 grid, dim3 block, void** params);
@@ -99,11 +102,13 @@ class Device {
 
   CUresult begin_capture(Stream* stream);
   CUresult end_capture(Stream* stream, Graph** graph);
-  bool capturing(Stream* stream);
+  CUstreamCaptureStatus capture_status(Stream* stream);
 
   // Device side, from a kernel body.
   void raise_fault(int code, std::string message);
   bool faulted() const { return sticky_.load(std::memory_order_acquire) != 0; }
+  // True once the process is exiting: kernels stop at their next simcuda_sleep_us, nothing new runs.
+  bool shutting_down() const { return shutting_down_.load(std::memory_order_acquire); }
 
  private:
   Device();
@@ -115,12 +120,15 @@ class Device {
   bool ready_locked(const Work& work) const;
   void worker_loop(Stream* stream);
   void execute(Work& work);
+  void shut_down();
+  static void shut_down_at_exit();
 
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::vector<Stream*> streams_;  // never freed: waits and events may still name a destroyed stream
+  std::vector<Stream*> streams_;  // live streams; Stream objects are never freed: waits and events may name them
   Stream* legacy_ = nullptr;
   std::atomic<int> sticky_{0};
+  std::atomic<bool> shutting_down_{false};
   int async_error_ = 0;  // a non-sticky device error, reported once by the next synchronizing call
   std::vector<std::string> pending_messages_;
   uint64_t next_stream_id_ = 1;

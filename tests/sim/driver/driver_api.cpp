@@ -60,7 +60,8 @@ CUresult launch(CUfunction function, dim3 grid, dim3 block, CUstream handle, boo
   if (!simcuda::is_kernel(function)) return CUDA_ERROR_INVALID_HANDLE;
   auto* kernel = reinterpret_cast<Kernel*>(function);
   unsigned long long threads = 1ull * block.x * block.y * block.z;
-  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.y > 65535 || grid.z > 65535 || threads == 0 ||
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535 ||
+      threads == 0 ||
       threads > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64)
     return CUDA_ERROR_INVALID_VALUE;
   if (extra != nullptr) {
@@ -92,7 +93,9 @@ CUresult graph_launch(CUgraphExec exec, CUstream handle, bool per_thread) {
 CUresult stream_sync(CUstream handle, bool per_thread) {
   Stream* stream = nullptr;
   if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
-  return device().synchronize(stream);
+  CUresult r = device().synchronize(stream);
+  simcuda::emit_synchronize_event(CUPTI_CBID_SYNCHRONIZE_STREAM_SYNCHRONIZED, handle);
+  return r;
 }
 
 CUresult stream_query(CUstream handle, bool per_thread) {
@@ -120,7 +123,7 @@ CUresult is_capturing(CUstream handle, CUstreamCaptureStatus* status, bool per_t
   // Allowed on a faulted context? No: like every context call it returns the sticky error.
   if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
   if (status == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *status = device().capturing(stream) ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+  *status = device().capture_status(stream);
   return CUDA_SUCCESS;
 }
 
@@ -301,7 +304,7 @@ CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx) {
   return TRACED(cuCtxPushCurrent_v2, ctx) {
     if (CUresult r = initialized(); r != CUDA_SUCCESS) return r;
     if (!simcuda::is_context(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
-    simcuda::set_current_context(ctx);  // one context only: the stack has depth one
+    simcuda::push_context(ctx);
     return CUDA_SUCCESS;
   });
 }
@@ -309,9 +312,9 @@ CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx) {
 CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext* pctx) {
   return TRACED(cuCtxPopCurrent_v2, pctx) {
     if (CUresult r = initialized(); r != CUDA_SUCCESS) return r;
-    if (simcuda::current_context() == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
-    if (pctx != nullptr) *pctx = simcuda::current_context();
-    simcuda::set_current_context(nullptr);
+    CUcontext popped = simcuda::pop_context();
+    if (popped == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+    if (pctx != nullptr) *pctx = popped;
     return CUDA_SUCCESS;
   });
 }
@@ -328,7 +331,9 @@ CUresult CUDAAPI cuCtxGetDevice(CUdevice* device_out) {
 CUresult CUDAAPI cuCtxSynchronize(void) {
   return TRACED(cuCtxSynchronize) {
     if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
-    return device().synchronize_device();
+    CUresult r = device().synchronize_device();
+    simcuda::emit_synchronize_event(CUPTI_CBID_SYNCHRONIZE_CONTEXT_SYNCHRONIZED, nullptr);
+    return r;
   });
 }
 
@@ -772,6 +777,10 @@ CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t Byt
 
 CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
   return TRACED(cuMemsetD8_v2, dstDevice, uc, N) { return fill(dstDevice, uc, N, nullptr, false, true); });
+}
+
+CUresult CUDAAPI cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
+  return TRACED(cuMemsetD8_v2_ptds, dstDevice, uc, N) { return fill(dstDevice, uc, N, nullptr, true, true); });
 }
 
 CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream) {

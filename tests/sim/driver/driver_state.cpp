@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "tool_events.h"
 
@@ -22,9 +24,9 @@ struct ContextObject {
 
 std::atomic<bool> initialized{false};
 std::once_flag injection_once;
-std::once_flag primary_once;
+std::atomic<bool> primary_announced{false};
 ContextObject primary_storage;
-thread_local CUcontext current = nullptr;
+thread_local std::vector<CUcontext> context_stack;
 
 struct Allocations {
   std::mutex mutex;
@@ -66,13 +68,31 @@ CUresult initialize_driver() {
 CUcontext primary_context() { return reinterpret_cast<CUcontext>(&primary_storage); }
 
 CUcontext retain_primary_context() {
-  std::call_once(primary_once,
-                 [] { emit_context_resource_event(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, primary_context()); });
+  // Announced once, outside any lock: the tool's callback may call back into the driver.
+  if (!primary_announced.exchange(true)) emit_context_resource_event(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, primary_context());
   return primary_context();
 }
 
-CUcontext current_context() { return current; }
-void set_current_context(CUcontext context) { current = context; }
+CUcontext current_context() { return context_stack.empty() ? nullptr : context_stack.back(); }
+
+void set_current_context(CUcontext context) {
+  if (context == nullptr) {
+    if (!context_stack.empty()) context_stack.pop_back();
+  } else if (context_stack.empty()) {
+    context_stack.push_back(context);
+  } else {
+    context_stack.back() = context;
+  }
+}
+
+void push_context(CUcontext context) { context_stack.push_back(context); }
+
+CUcontext pop_context() {
+  if (context_stack.empty()) return nullptr;
+  CUcontext top = context_stack.back();
+  context_stack.pop_back();
+  return top;
+}
 bool is_context(CUcontext context) { return context == primary_context(); }
 
 void* allocate(size_t bytes, Memory kind) {
@@ -96,25 +116,25 @@ bool release(void* pointer, Memory kind) {
   return true;
 }
 
-bool device_accessible(const void* pointer, size_t bytes) {
+namespace {
+
+// The allocation holding [pointer, pointer + bytes), if any.
+std::optional<Memory> allocation_holding(const void* pointer, size_t bytes) {
   auto begin = reinterpret_cast<uintptr_t>(pointer);
   Allocations& a = allocations();
   std::lock_guard lock(a.mutex);
   auto it = a.live.upper_bound(begin);
-  if (it == a.live.begin()) return false;
+  if (it == a.live.begin()) return std::nullopt;
   --it;
-  return begin >= it->first && begin + bytes <= it->first + it->second.first;
+  if (begin + bytes > it->first + std::max<size_t>(it->second.first, 1)) return std::nullopt;
+  return it->second.second;
 }
 
-bool is_host_allocation(const void* pointer) {
-  auto begin = reinterpret_cast<uintptr_t>(pointer);
-  Allocations& a = allocations();
-  std::lock_guard lock(a.mutex);
-  auto it = a.live.upper_bound(begin);
-  if (it == a.live.begin()) return false;
-  --it;
-  return it->second.second == Memory::Host && begin < it->first + std::max<size_t>(it->second.first, 1);
-}
+}  // namespace
+
+bool device_accessible(const void* pointer, size_t bytes) { return allocation_holding(pointer, bytes).has_value(); }
+
+bool is_host_allocation(const void* pointer) { return allocation_holding(pointer, 1) == Memory::Host; }
 
 void say_unsupported_once(const char* what) {
   static std::mutex mutex;

@@ -14,8 +14,11 @@ CUresult initialize_driver();
 
 CUcontext primary_context();       // created (and announced to tools) on first retain
 CUcontext retain_primary_context();
+// The calling thread's context stack: cuCtxSetCurrent replaces the top (nullptr pops it), push and pop as named.
 CUcontext current_context();
 void set_current_context(CUcontext context);
+void push_context(CUcontext context);
+CUcontext pop_context();  // nullptr when the stack is empty
 bool is_context(CUcontext context);
 
 enum class Memory { Device, Host };

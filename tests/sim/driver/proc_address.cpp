@@ -76,7 +76,7 @@ const Entry kEntries[] = {
     ENTRY_PT("cuMemcpyDtoD", cuMemcpyDtoD_v2, cuMemcpyDtoD_v2_ptds),
     ENTRY_PT("cuMemcpy", cuMemcpy, cuMemcpy_ptds),
     ENTRY_PT("cuMemcpyAsync", cuMemcpyAsync, cuMemcpyAsync_ptsz),
-    ENTRY("cuMemsetD8", cuMemsetD8_v2),
+    ENTRY_PT("cuMemsetD8", cuMemsetD8_v2, cuMemsetD8_v2_ptds),
     ENTRY_PT("cuMemsetD8Async", cuMemsetD8Async, cuMemsetD8Async_ptsz),
     ENTRY("cuGetErrorName", cuGetErrorName),
     ENTRY("cuGetErrorString", cuGetErrorString),

@@ -40,10 +40,19 @@ void emit_resource(CUpti_CallbackIdResource cbid, CUcontext context, CUstream st
 
 }  // namespace
 
+void emit_synchronize_event(CUpti_CallbackIdSync cbid, CUstream stream) {
+  ToolDispatch dispatch = tool_dispatch();
+  if (dispatch == nullptr) return;
+  CUpti_SynchronizeData data{};
+  data.context = current_context();
+  data.stream = stream;
+  dispatch(CUPTI_CB_DOMAIN_SYNCHRONIZE, cbid, &data);
+}
+
 const PrivateTable& private_table() {
   static const PrivateTable table{sizeof(PrivateTable), set_tool_dispatch, tool_dispatch, next_correlation_id,
                                   function_for_stub,    function_name,     context_error,
-                                  bind_stub};
+                                  bind_stub,            current_context};
   return table;
 }
 

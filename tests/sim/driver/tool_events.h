@@ -12,5 +12,7 @@ namespace simcuda {
 const PrivateTable& private_table();
 void emit_context_resource_event(CUpti_CallbackIdResource cbid, CUcontext context);
 void emit_stream_resource_event(CUpti_CallbackIdResource cbid, CUstream stream);
+// The synchronize domain: a stream or the context finished synchronizing (stream is nullptr for the context).
+void emit_synchronize_event(CUpti_CallbackIdSync cbid, CUstream stream);
 
 }  // namespace simcuda

@@ -20,8 +20,10 @@ __global__ void check_labels_kernel(const long* labels, int n, int n_classes) {
 
 namespace {
 
-// What the device code does, for the simulated device.
+// What the device code does, for the simulated device; it takes a while, as a real kernel would, so that the host's
+// check right after the launch runs while the kernel is still going.
 void check_labels_body(void** args, dim3, dim3 block) {
+  simcuda_sleep_us(20000);
   const long* labels = *static_cast<const long**>(args[0]);
   int n = *static_cast<int*>(args[1]);
   int n_classes = *static_cast<int*>(args[2]);

@@ -30,6 +30,7 @@ DriverLink* load() {
   if (handle == nullptr) return link;
   auto get = reinterpret_cast<GetProcAddress>(dlsym(handle, "cuGetProcAddress_v2"));
   if (get == nullptr) return link;
+  link->get_proc_address = get;
   if (!fetch(get, link->legacy, CU_GET_PROC_ADDRESS_LEGACY_STREAM) ||
       !fetch(get, link->per_thread, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM))
     return link;

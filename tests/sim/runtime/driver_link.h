@@ -50,6 +50,7 @@ namespace simcuda::runtime {
   X(memcpy_async, "cuMemcpyAsync", cuMemcpyAsync)                            \
   X(memset_d8, "cuMemsetD8", cuMemsetD8_v2)                                  \
   X(memset_d8_async, "cuMemsetD8Async", cuMemsetD8Async)                     \
+  X(device_get_attribute, "cuDeviceGetAttribute", cuDeviceGetAttribute)   \
   X(get_export_table, "cuGetExportTable", cuGetExportTable)
 
 struct DriverEntries {
@@ -63,6 +64,7 @@ struct DriverLink {
   DriverEntries legacy;      // stream 0 is the legacy default stream
   DriverEntries per_thread;  // stream 0 is the calling thread's default stream (the _ptsz/_ptds API)
   const PrivateTable* table = nullptr;
+  CUresult (*get_proc_address)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*) = nullptr;
 };
 
 // Loads the driver on first use; loaded is false (and every call fails) when libcuda.so.1 is missing.

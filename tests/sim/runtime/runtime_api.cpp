@@ -7,7 +7,11 @@
 #include <cupti_runtime_cbid.h>
 #include <generated_cuda_runtime_api_meta.h>
 
+#include <atomic>
+#include <cstdio>
 #include <mutex>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "../common/api_trace.h"
@@ -44,17 +48,19 @@ struct CallConfiguration {
   void* stream;
 };
 thread_local std::vector<CallConfiguration> call_configurations;  // <<<>>> pushes, the launch stub pops
-thread_local bool context_bound = false;
-std::once_flag init_once;
-CUresult init_result = CUDA_ERROR_NOT_INITIALIZED;
-CUcontext primary = nullptr;
+// Initialization may re-enter itself on the same thread (a tool's InitializeInjection or context-created callback
+// calling the runtime): a recursive mutex lets it, where a once-flag would deadlock.
+std::recursive_mutex init_mutex;
+std::atomic<bool> init_done{false};
+std::atomic<CUresult> init_result{CUDA_ERROR_NOT_INITIALIZED};
+std::atomic<CUcontext> primary{nullptr};
 
 simcuda::ToolDispatch no_tool() { return nullptr; }
 
 const simcuda::PrivateTable& table() {
   // Without a driver no tool can be attached: trace nothing.
   static const simcuda::PrivateTable none{sizeof(simcuda::PrivateTable), nullptr, no_tool, nullptr, nullptr, nullptr,
-                                          nullptr, nullptr};
+                                          nullptr, nullptr, nullptr};
   return driver().loaded ? *driver().table : none;
 }
 
@@ -62,20 +68,24 @@ cudaError_t to_runtime(CUresult r) { return static_cast<cudaError_t>(r); }
 
 const DriverEntries& entries(bool per_thread) { return per_thread ? driver().per_thread : driver().legacy; }
 
-// Lazy initialization (cuInit, primary context bound to this thread), then the context's sticky error.
+// Lazy initialization (cuInit, the primary context), the primary context bound whenever the thread has none
+// current (as cudart does after a tool pushed and popped its own), then the context's sticky error.
 cudaError_t ready() {
   if (!driver().loaded) return cudaErrorInsufficientDriver;
   const DriverEntries& d = driver().legacy;
-  std::call_once(init_once, [&] {
-    init_result = d.init(0);
-    if (init_result == CUDA_SUCCESS) init_result = d.primary_ctx_retain(&primary, 0);
-  });
-  if (init_result != CUDA_SUCCESS) return to_runtime(init_result);
-  if (!context_bound) {
-    CUcontext current = nullptr;
-    if (d.ctx_get_current(&current) == CUDA_SUCCESS && current == nullptr) d.ctx_set_current(primary);
-    context_bound = true;
+  if (!init_done.load(std::memory_order_acquire)) {
+    std::lock_guard lock(init_mutex);
+    if (!init_done.load()) {
+      CUresult r = d.init(0);
+      CUcontext context = nullptr;
+      if (r == CUDA_SUCCESS) r = d.primary_ctx_retain(&context, 0);
+      primary.store(context);
+      init_result.store(r);
+      init_done.store(true, std::memory_order_release);
+    }
   }
+  if (CUresult r = init_result.load(); r != CUDA_SUCCESS) return to_runtime(r);
+  if (driver().table->current_context() == nullptr) d.ctx_set_current(primary.load());
   return to_runtime(driver().table->context_error());
 }
 
@@ -100,10 +110,10 @@ const char* name_of(const void* stub) {
 // TRACED(fn, version, args...) { body })): the call traced with fn_version_params{args...}; errors kept as last.
 #define TRACED(fn, version, ...)                                                                                 \
   record(simcuda::traced_call<cudaError_t>(table(), RUNTIME_SITE(fn, version), fn##_##version##_params{__VA_ARGS__}, \
-                                           nullptr, primary, [&]() -> cudaError_t
+                                           nullptr, primary.load(), [&]() -> cudaError_t
 #define TRACED_LAUNCH(fn, version, stub, ...)                                                                    \
   record(simcuda::traced_call<cudaError_t>(table(), RUNTIME_SITE(fn, version), fn##_##version##_params{__VA_ARGS__}, \
-                                           name_of(stub), primary, [&]() -> cudaError_t
+                                           name_of(stub), primary.load(), [&]() -> cudaError_t
 
 cudaError_t launch(const void* stub, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream,
                    bool per_thread) {
@@ -209,7 +219,8 @@ cudaError_t CUDARTAPI cudaGetLastError(void) {
   cudaError_t result = sticky != cudaSuccess ? sticky : last_error;
   last_error = sticky;
   cudaGetLastError_v3020_params params{};
-  return simcuda::traced_call<cudaError_t>(table(), RUNTIME_SITE(cudaGetLastError, v3020), params, nullptr, primary,
+  return simcuda::traced_call<cudaError_t>(table(), RUNTIME_SITE(cudaGetLastError, v3020), params, nullptr,
+                                           primary.load(),
                                            [&] { return result; });
 }
 
@@ -217,7 +228,7 @@ cudaError_t CUDARTAPI cudaPeekAtLastError(void) {
   cudaError_t sticky = driver().loaded ? to_runtime(driver().table->context_error()) : cudaSuccess;
   cudaPeekAtLastError_v3020_params params{};
   return simcuda::traced_call<cudaError_t>(table(), RUNTIME_SITE(cudaPeekAtLastError, v3020), params, nullptr,
-                                           primary, [&] { return sticky != cudaSuccess ? sticky : last_error; });
+                                           primary.load(), [&] { return sticky != cudaSuccess ? sticky : last_error; });
 }
 
 #define SIMCUDA_RUNTIME_NAME_CASE(code, driver_name, runtime_name, text) \
@@ -542,6 +553,10 @@ cudaError_t CUDARTAPI cudaEventDestroy(cudaEvent_t event) {
 cudaError_t CUDARTAPI cudaMalloc(void** devPtr, size_t size) {
   return TRACED(cudaMalloc, v3020, devPtr, size) {
     if (devPtr == nullptr) return cudaErrorInvalidValue;
+    if (size == 0) {
+      *devPtr = nullptr;  // the runtime's answer to an empty allocation, where the driver refuses size 0
+      return ready();
+    }
     return via_driver([&] { return driver().legacy.mem_alloc(reinterpret_cast<CUdeviceptr*>(devPtr), size); });
   }));
 }
@@ -624,5 +639,116 @@ cudaError_t CUDARTAPI cudaMemset(void* devPtr, int value, size_t count) {
     });
   }));
 }
+
+// ---- more of the runtime a framework calls ------------------------------------------------------------------------
+
+cudaError_t CUDARTAPI cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  return TRACED(cudaEventElapsedTime, v12080, ms, start, end) {
+    return via_driver([&] { return driver().legacy.event_elapsed_time(ms, start, end); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaMemset_ptds(void* devPtr, int value, size_t count) {
+  return TRACED(cudaMemset_ptds, v7000, devPtr, value, count) {
+    return via_driver([&] {
+      return driver().per_thread.memset_d8(reinterpret_cast<CUdeviceptr>(devPtr), static_cast<unsigned char>(value),
+                                           count);
+    });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaMemsetAsync(void* devPtr, int value, size_t count, cudaStream_t stream) {
+  return TRACED(cudaMemsetAsync, v3020, devPtr, value, count, stream) {
+    return via_driver([&] {
+      return driver().legacy.memset_d8_async(reinterpret_cast<CUdeviceptr>(devPtr),
+                                             static_cast<unsigned char>(value), count, stream);
+    });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaMemsetAsync_ptsz(void* devPtr, int value, size_t count, cudaStream_t stream) {
+  return TRACED(cudaMemsetAsync_ptsz, v7000, devPtr, value, count, stream) {
+    return via_driver([&] {
+      return driver().per_thread.memset_d8_async(reinterpret_cast<CUdeviceptr>(devPtr),
+                                                 static_cast<unsigned char>(value), count, stream);
+    });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode) {
+  return TRACED(cudaStreamBeginCapture_ptsz, v10000, stream, mode) {
+    return via_driver([&] {
+      return driver().per_thread.stream_begin_capture(stream, static_cast<CUstreamCaptureMode>(mode));
+    });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t* pGraph) {
+  return TRACED(cudaStreamEndCapture_ptsz, v10000, stream, pGraph) {
+    return via_driver([&] { return driver().per_thread.stream_end_capture(stream, pGraph); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaStreamIsCapturing_ptsz(cudaStream_t stream, enum cudaStreamCaptureStatus* pCaptureStatus) {
+  return TRACED(cudaStreamIsCapturing_ptsz, v10000, stream, pCaptureStatus) {
+    return via_driver([&] {
+      return driver().per_thread.stream_is_capturing(stream,
+                                                     reinterpret_cast<CUstreamCaptureStatus*>(pCaptureStatus));
+    });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaStreamGetId_ptsz(cudaStream_t hStream, unsigned long long* streamId) {
+  return TRACED(cudaStreamGetId_ptsz, v12000, hStream, streamId) {
+    return via_driver([&] { return driver().per_thread.stream_get_id(hStream, streamId); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn, void* userData) {
+  return TRACED(cudaLaunchHostFunc_ptsz, v10000, stream, fn, userData) {
+    return via_driver([&] { return driver().per_thread.launch_host_func(stream, fn, userData); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int device) {
+  return TRACED(cudaDeviceGetAttribute, v5000, value, attr, device) {
+    return via_driver([&] {
+      return driver().legacy.device_get_attribute(value, static_cast<CUdevice_attribute>(attr), device);
+    });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaDeviceGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {
+  return TRACED(cudaDeviceGetStreamPriorityRange, v5050, leastPriority, greatestPriority) {
+    if (cudaError_t e = ready(); e != cudaSuccess) return e;
+    // Priorities are accepted and not modelled: one level.
+    if (leastPriority != nullptr) *leastPriority = 0;
+    if (greatestPriority != nullptr) *greatestPriority = 0;
+    return cudaSuccess;
+  }));
+}
+
+// How PyTorch reaches driver entry points it does not link (cuGetProcAddress underneath).
+cudaError_t CUDARTAPI cudaGetDriverEntryPoint(const char* symbol, void** funcPtr, unsigned long long flags,
+                                              enum cudaDriverEntryPointQueryResult* driverStatus) {
+  return TRACED(cudaGetDriverEntryPoint, v11030, symbol, funcPtr, flags, driverStatus) {
+    if (cudaError_t e = ready(); e != cudaSuccess) return e;
+    if (symbol == nullptr || funcPtr == nullptr) return cudaErrorInvalidValue;
+    CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    CUresult r = driver().get_proc_address(symbol, funcPtr, CUDA_VERSION, flags, &status);
+    if (driverStatus != nullptr) *driverStatus = static_cast<cudaDriverEntryPointQueryResult>(status);
+    return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorSymbolNotFound;
+  }));
+}
+
+// Not modelled: a program that needs these learns it at once, in one line, instead of failing to load.
+#define SIMCUDA_RUNTIME_UNSUPPORTED(name, params)                                                  \
+  cudaError_t CUDARTAPI name params {                                                             \
+    static std::once_flag said;                                                                   \
+    std::call_once(said, [] { std::fprintf(stderr, "simcuda: %s is not supported by the simulator\n", #name); }); \
+    return record(cudaErrorNotSupported);                                                        \
+  }
+SIMCUDA_RUNTIME_UNSUPPORTED(cudaGetDeviceProperties, (struct cudaDeviceProp*, int))
+SIMCUDA_RUNTIME_UNSUPPORTED(cudaPointerGetAttributes, (struct cudaPointerAttributes*, const void*))
 
 }  // extern "C"
