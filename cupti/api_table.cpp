@@ -64,6 +64,17 @@ const P& as(const void* params) {
 
 }  // namespace
 
+bool returns_error_code(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API) return true;
+#define FIRSTASSERT_NON_ERROR_CASE(suffix) case CUPTI_RUNTIME_TRACE_CBID_##suffix:
+  switch (cbid) {
+    FIRSTASSERT_RUNTIME_NON_ERROR_RESULTS(FIRSTASSERT_NON_ERROR_CASE)
+    return false;
+    default:
+      return true;
+  }
+}
+
 bool describe_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, LaunchEvent& launch) {
   if (params == nullptr) return false;
 #define FIRSTASSERT_LAUNCH_CASE(prefix, suffix, type, launch_api, per_thread, reader) \

@@ -79,6 +79,15 @@ struct NoParams {};
   X(cuMemcpyDtoH_v2_ptds, NoParams, blocking_copy, true, no_stream)                                               \
   X(cuMemcpy_ptds, NoParams, blocking_copy, true, no_stream)
 
+// Runtime calls whose result is not a cudaError_t (a string, a struct): functionReturnValue is not an error code.
+#define FIRSTASSERT_RUNTIME_NON_ERROR_RESULTS(X) \
+  X(cudaGetErrorString_v3020)                    \
+  X(cudaGetErrorName_v6050)                      \
+  X(cudaCreateChannelDesc_v3020)
+
+// False for the calls above; every other runtime and driver call returns an error code.
+bool returns_error_code(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+
 // Fills launch (api, stream flag, grid, block, shared memory, stream) when cbid is a launch of that domain.
 bool describe_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, LaunchEvent& launch);
 // Fills call.kind, stream and stream flag when cbid proves earlier work complete; leaves call untouched otherwise.

@@ -73,7 +73,8 @@ int32_t device_of(uintptr_t context) {
 }
 
 void on_exit_of_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& cb) {
-  int code = cb.functionReturnValue != nullptr ? *static_cast<const int*>(cb.functionReturnValue) : 0;
+  if (cb.functionReturnValue == nullptr || !returns_error_code(domain, cbid)) return;
+  int code = *static_cast<const int*>(cb.functionReturnValue);
   auto context = reinterpret_cast<uintptr_t>(cb.context);
   if (code == 0) {
     LaunchEvent launch;

@@ -36,27 +36,16 @@ void emit(const char* format, va_list args) {
 void set_log_level(LogLevel l) { level.store(l, std::memory_order_relaxed); }
 LogLevel log_level() { return level.load(std::memory_order_relaxed); }
 
-void say(const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  emit(format, args);
-  va_end(args);
-}
+// The level check comes before any formatting: a quiet run pays nothing for info and debug lines.
+#define FIRSTASSERT_EMIT_AT(minimum)                 \
+  if (log_level() < (minimum)) return;               \
+  va_list args;                                      \
+  va_start(args, format);                            \
+  emit(format, args);                                \
+  va_end(args)
 
-void info(const char* format, ...) {
-  if (log_level() < LogLevel::info) return;
-  va_list args;
-  va_start(args, format);
-  emit(format, args);
-  va_end(args);
-}
-
-void debug(const char* format, ...) {
-  if (log_level() < LogLevel::debug) return;
-  va_list args;
-  va_start(args, format);
-  emit(format, args);
-  va_end(args);
-}
+void say(const char* format, ...) { FIRSTASSERT_EMIT_AT(LogLevel::quiet); }
+void info(const char* format, ...) { FIRSTASSERT_EMIT_AT(LogLevel::info); }
+void debug(const char* format, ...) { FIRSTASSERT_EMIT_AT(LogLevel::debug); }
 
 }  // namespace firstassert

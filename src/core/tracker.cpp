@@ -161,7 +161,7 @@ Findings Tracker::findings() const {
     f.confidence = "window";
     f.reason = std::to_string(candidates_.size()) + " launch" + (candidates_.size() == 1 ? "" : "es") +
                " had not been seen to complete when " + primary_.api +
-               " reported the error; the failing kernel is among them (FIRSTASSERT_SYNC=all names it exactly)";
+               " reported the error; the failing kernel is among them";
   }
   f.secondary_count = secondary_count_;
   f.secondary = secondary_;
