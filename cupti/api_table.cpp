@@ -94,20 +94,20 @@ bool describe_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const v
   return false;
 }
 
-bool describe_completion(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, ApiCall& call) {
-#define FIRSTASSERT_COMPLETION_CASE(prefix, suffix, type, call_kind, per_thread, reader)              \
+bool describe_stream_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, ApiCall& call) {
+#define FIRSTASSERT_STREAM_CALL_CASE(prefix, suffix, type, call_kind, per_thread, reader)              \
   case prefix##suffix:                                                                                \
     call.kind = CallKind::call_kind;                                                                  \
     call.per_thread_default_stream = per_thread;                                                      \
     if (params != nullptr) reader(as<type>(params), call);                                            \
     return true;
-#define FIRSTASSERT_RUNTIME_COMPLETION_CASE(...) FIRSTASSERT_COMPLETION_CASE(CUPTI_RUNTIME_TRACE_CBID_, __VA_ARGS__)
-#define FIRSTASSERT_DRIVER_COMPLETION_CASE(...) FIRSTASSERT_COMPLETION_CASE(CUPTI_DRIVER_TRACE_CBID_, __VA_ARGS__)
+#define FIRSTASSERT_RUNTIME_STREAM_CALL_CASE(...) FIRSTASSERT_STREAM_CALL_CASE(CUPTI_RUNTIME_TRACE_CBID_, __VA_ARGS__)
+#define FIRSTASSERT_DRIVER_STREAM_CALL_CASE(...) FIRSTASSERT_STREAM_CALL_CASE(CUPTI_DRIVER_TRACE_CBID_, __VA_ARGS__)
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
-    switch (cbid) { FIRSTASSERT_RUNTIME_COMPLETIONS(FIRSTASSERT_RUNTIME_COMPLETION_CASE) default: return false; }
+    switch (cbid) { FIRSTASSERT_RUNTIME_STREAM_CALLS(FIRSTASSERT_RUNTIME_STREAM_CALL_CASE) default: return false; }
   }
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-    switch (cbid) { FIRSTASSERT_DRIVER_COMPLETIONS(FIRSTASSERT_DRIVER_COMPLETION_CASE) default: return false; }
+    switch (cbid) { FIRSTASSERT_DRIVER_STREAM_CALLS(FIRSTASSERT_DRIVER_STREAM_CALL_CASE) default: return false; }
   }
   return false;
 }

@@ -1,6 +1,7 @@
 // The CUDA calls firstassert gives a meaning to, one table per domain: the launches (with how to read their
-// *_params struct) and the calls that prove earlier work complete when they succeed. Every other call is only
-// checked for an error at EXIT. Callback ids and params structs are CUPTI's own (cupti.h, generated_*_meta.h).
+// *_params struct), and the stream calls: those that prove earlier work complete when they succeed, and those that
+// start and end a stream capture (launches into a capturing stream are graph nodes, not launches). Every other call
+// is only checked for an error at EXIT. Callback ids and params structs are CUPTI's own (cupti.h, generated_*_meta.h).
 #pragma once
 
 #include <cupti.h>
@@ -54,7 +55,7 @@ struct NoParams {};
   X(cuGraphLaunch_ptsz, cuGraphLaunch_ptsz_params, cuGraphLaunch, true, read_graph_launch)
 
 // X(callback id suffix, params type, CallKind, per-thread default stream, stream reader)
-#define FIRSTASSERT_RUNTIME_COMPLETIONS(X)                                                                    \
+#define FIRSTASSERT_RUNTIME_STREAM_CALLS(X)                                                                    \
   X(cudaDeviceSynchronize_v3020, NoParams, sync_device, false, no_stream)                                         \
   X(cudaStreamSynchronize_v3020, cudaStreamSynchronize_v3020_params, sync_stream, false, read_stream_field)   \
   X(cudaStreamSynchronize_ptsz_v7000, cudaStreamSynchronize_ptsz_v7000_params, sync_stream, true,            \
@@ -63,9 +64,19 @@ struct NoParams {};
   X(cudaStreamQuery_ptsz_v7000, cudaStreamQuery_ptsz_v7000_params, query_stream, true, read_stream_field)    \
   X(cudaEventSynchronize_v3020, NoParams, sync_event, false, no_stream)                                           \
   X(cudaMemcpy_v3020, NoParams, blocking_copy, false, no_stream)                                                  \
-  X(cudaMemcpy_ptds_v7000, NoParams, blocking_copy, true, no_stream)
+  X(cudaMemcpy_ptds_v7000, NoParams, blocking_copy, true, no_stream)                                           \
+  X(cudaStreamBeginCapture_v10000, cudaStreamBeginCapture_v10000_params, begin_capture, false, read_stream_field) \
+  X(cudaStreamBeginCapture_ptsz_v10000, cudaStreamBeginCapture_ptsz_v10000_params, begin_capture, true,        \
+    read_stream_field)                                                                                        \
+  X(cudaStreamBeginCaptureToGraph_v12030, cudaStreamBeginCaptureToGraph_v12030_params, begin_capture, false,  \
+    read_stream_field)                                                                                        \
+  X(cudaStreamBeginCaptureToGraph_ptsz_v12030, cudaStreamBeginCaptureToGraph_ptsz_v12030_params, begin_capture, \
+    true, read_stream_field)                                                                                  \
+  X(cudaStreamEndCapture_v10000, cudaStreamEndCapture_v10000_params, end_capture, false, read_stream_field)    \
+  X(cudaStreamEndCapture_ptsz_v10000, cudaStreamEndCapture_ptsz_v10000_params, end_capture, true,              \
+    read_stream_field)
 
-#define FIRSTASSERT_DRIVER_COMPLETIONS(X)                                                                     \
+#define FIRSTASSERT_DRIVER_STREAM_CALLS(X)                                                                     \
   X(cuCtxSynchronize, NoParams, sync_device, false, no_stream)                                                    \
   X(cuStreamSynchronize, cuStreamSynchronize_params, sync_stream, false, read_hstream_field)                  \
   X(cuStreamSynchronize_ptsz, cuStreamSynchronize_ptsz_params, sync_stream, true, read_hstream_field)         \
@@ -77,7 +88,14 @@ struct NoParams {};
   X(cuMemcpy, NoParams, blocking_copy, false, no_stream)                                                          \
   X(cuMemcpyHtoD_v2_ptds, NoParams, blocking_copy, true, no_stream)                                               \
   X(cuMemcpyDtoH_v2_ptds, NoParams, blocking_copy, true, no_stream)                                               \
-  X(cuMemcpy_ptds, NoParams, blocking_copy, true, no_stream)
+  X(cuMemcpy_ptds, NoParams, blocking_copy, true, no_stream)                                                  \
+  X(cuStreamBeginCapture_v2, cuStreamBeginCapture_v2_params, begin_capture, false, read_hstream_field)        \
+  X(cuStreamBeginCapture_v2_ptsz, cuStreamBeginCapture_v2_ptsz_params, begin_capture, true, read_hstream_field) \
+  X(cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph_params, begin_capture, false, read_hstream_field) \
+  X(cuStreamBeginCaptureToGraph_ptsz, cuStreamBeginCaptureToGraph_ptsz_params, begin_capture, true,           \
+    read_hstream_field)                                                                                       \
+  X(cuStreamEndCapture, cuStreamEndCapture_params, end_capture, false, read_hstream_field)                    \
+  X(cuStreamEndCapture_ptsz, cuStreamEndCapture_ptsz_params, end_capture, true, read_hstream_field)
 
 // Runtime calls whose result is not a cudaError_t (a string, a struct): functionReturnValue is not an error code.
 #define FIRSTASSERT_RUNTIME_NON_ERROR_RESULTS(X) \
@@ -90,7 +108,7 @@ bool returns_error_code(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 
 // Fills launch (api, stream flag, grid, block, shared memory, stream) when cbid is a launch of that domain.
 bool describe_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, LaunchEvent& launch);
-// Fills call.kind, stream and stream flag when cbid proves earlier work complete; leaves call untouched otherwise.
-bool describe_completion(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, ApiCall& call);
+// Fills call.kind, stream and stream flag when cbid is one of the stream calls; leaves call untouched otherwise.
+bool describe_stream_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, ApiCall& call);
 
 }  // namespace firstassert::cupti

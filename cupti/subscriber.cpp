@@ -92,7 +92,7 @@ void on_exit_of_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const C
   call.api = cb.functionName;
   call.code = code;
   call.context = context;
-  if (describe_completion(domain, cbid, cb.functionParams, call) && cb.correlationData != nullptr)
+  if (describe_stream_call(domain, cbid, cb.functionParams, call) && cb.correlationData != nullptr)
     call.launches_at_entry = *cb.correlationData;
   if (code != 0 || call.kind != CallKind::other) tracker->record_call(call);
 }
@@ -100,7 +100,7 @@ void on_exit_of_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const C
 void on_enter_of_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& cb) {
   // What a successful sync proves complete is what was launched before it began.
   ApiCall probe;
-  if (cb.correlationData != nullptr && describe_completion(domain, cbid, nullptr, probe))
+  if (cb.correlationData != nullptr && describe_stream_call(domain, cbid, nullptr, probe))
     *cb.correlationData = tracker->launch_count();
 }
 

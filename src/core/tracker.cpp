@@ -24,7 +24,17 @@ uint64_t Tracker::stream_key(uintptr_t stream, bool per_thread_default_stream, i
   return stream;
 }
 
+bool Tracker::capturing(uint64_t key) const {
+  for (const auto& slot : capturing_) {
+    if (slot.load(std::memory_order_acquire) == key) return true;
+  }
+  return false;
+}
+
 uint64_t Tracker::record_launch(const LaunchEvent& launch) {
+  if (capturing_count_.load(std::memory_order_acquire) != 0 && !launch.graph &&
+      capturing(stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id())))
+    return kNotRecorded;
   const char* kernel = names_.intern(launch.kernel);
   int64_t mono = monotonic_ns();
   int64_t wall = wall_ns();
@@ -97,7 +107,24 @@ std::vector<LaunchRecord> Tracker::candidates_locked(uintptr_t context) const {
   return out;
 }
 
+void Tracker::set_capturing_locked(uint64_t key, bool on) {
+  if (key == 0) return;  // the legacy stream cannot be captured; 0 marks a free slot
+  uint64_t from = on ? 0 : key;
+  for (auto& slot : capturing_) {
+    if (slot.load(std::memory_order_relaxed) == from) {
+      slot.store(on ? key : 0, std::memory_order_release);
+      capturing_count_.fetch_add(on ? 1u : ~0u, std::memory_order_release);
+      return;
+    }
+  }
+}
+
 void Tracker::record_call(const ApiCall& call) {
+  if (call.kind == CallKind::end_capture) {
+    // A capture ends whatever the result (an invalidated capture ends with an error).
+    std::lock_guard lock(mutex_);
+    set_capturing_locked(stream_key(call.stream, call.per_thread_default_stream, current_thread_id()), false);
+  }
   if (call.code == 0) {
     if (has_primary()) return;  // after a fault nothing completes: marks would only mislead
     // Launches made by other threads while the call was blocked are not proven complete.
@@ -112,6 +139,9 @@ void Tracker::record_call(const ApiCall& call) {
       case CallKind::query_stream:
       case CallKind::blocking_copy:
         raise_mark(stream_marks_, stream_key(call.stream, call.per_thread_default_stream, current_thread_id()), upto);
+        break;
+      case CallKind::begin_capture:
+        set_capturing_locked(stream_key(call.stream, call.per_thread_default_stream, current_thread_id()), true);
         break;
       default:
         break;

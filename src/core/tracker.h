@@ -26,6 +26,8 @@ enum class CallKind : uint8_t {
   query_stream,   // as sync_stream when it returns success
   sync_event,     // completion of an unknown stream: narrows nothing
   blocking_copy,  // completes earlier work of the default stream (`stream`)
+  begin_capture,  // launches into `stream` become graph nodes until end_capture
+  end_capture,
 };
 
 struct ApiCall {
@@ -87,8 +89,10 @@ class Tracker {
   // Called once, on the thread that saw the primary error, outside the tracker's locks.
   void on_primary(PrimaryHook hook) { on_primary_ = std::move(hook); }
 
-  // A launch that the API accepted. No allocation or lock after the kernel's first launch.
+  // A launch that the API accepted. No allocation or lock after the kernel's first launch. A launch into a
+  // capturing stream only adds a node to a graph: it is not recorded, and kNotRecorded is returned.
   uint64_t record_launch(const LaunchEvent& launch);
+  static constexpr uint64_t kNotRecorded = ~uint64_t{0};
   // The result of any API call (launches included): sync marks on success, errors otherwise.
   void record_call(const ApiCall& call);
 
@@ -111,6 +115,14 @@ class Tracker {
   LaunchRing ring_;
   NameTable names_;
   PrimaryHook on_primary_;
+
+  bool capturing(uint64_t key) const;
+  void set_capturing_locked(uint64_t key, bool on);
+
+  // Streams being captured: a count read on every launch (almost always 0), and the keys, changed under mutex_.
+  static constexpr size_t kMaxCapturing = 32;
+  std::atomic<uint32_t> capturing_count_{0};
+  std::atomic<uint64_t> capturing_[kMaxCapturing] = {};
 
   std::atomic<bool> primary_claimed_{false};
   std::atomic<bool> primary_seen_{false};

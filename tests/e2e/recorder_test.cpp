@@ -130,6 +130,32 @@ TEST(Recorder, NvccTripleChevronProgram) {
 }
 #endif
 
+TEST(Recorder, GraphLaunchIsRecordedAsSuch) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {RUNTIME_JOB, "--graph"}, {{"LD_PRELOAD", kShim}});
+  EXPECT_EQ(o.run.exit_code, 1) << o.run.err;
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  EXPECT_EQ(o.report["first_error"]["code"], 710);
+  EXPECT_EQ(o.report["first_error"]["api"], "cudaStreamSynchronize");
+  ASSERT_FALSE(o.report["culprit"].is_null());
+  EXPECT_EQ(o.report["culprit"]["api"], "cudaGraphLaunch");
+  EXPECT_EQ(o.report["culprit"]["graph"], true);
+  EXPECT_TRUE(o.report["culprit"]["kernel"].is_null()) << "a graph launch names no single kernel";
+  // Captured launches are not launches: the three plain steps' 4 + 4 and the one graph launch.
+  EXPECT_EQ(o.report["launches_recorded"], printed(o.run.out, "launches"));
+  EXPECT_EQ(o.report["launches_recorded"], 9);
+}
+
+TEST(Recorder, InfoLevelSaysWhatIsRecording) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {RUNTIME_JOB, "--healthy"}, {{"LD_PRELOAD", kShim}, {"FIRSTASSERT_LOG", "info"}});
+  EXPECT_EQ(o.run.exit_code, 0);
+  EXPECT_NE(o.run.err.find("firstassert: recording launches through CUPTI at " + std::string(SIM_DIR) +
+                           "/libcupti.so.13 (activated by the CUDA driver; ring of 4096 launches"),
+            std::string::npos)
+      << o.run.err;
+}
+
 TEST(Recorder, HealthyJobLeavesNoTraceAndSameOutput) {
   e2e::TempDir bare_dir, shim_dir;
   Outcome bare = run_in(bare_dir, {RUNTIME_JOB, "--healthy"}, {});

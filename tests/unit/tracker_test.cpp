@@ -483,5 +483,27 @@ TEST(Tracker, ConcurrentStickyErrorsGiveExactlyOnePrimary) {
   EXPECT_THAT(seqs(f.candidates), ElementsAre(9, 8, 7, 6, 5, 4, 3, 2, 1, 0));
 }
 
+// Launches into a capturing stream are graph nodes: they do not run, so they are never candidates.
+TEST(Tracker, LaunchesIntoACapturingStreamAreNotRecorded) {
+  Tracker t(64);
+  t.record_call(call("cudaStreamBeginCapture", 0, CallKind::begin_capture, kStreamA));
+  LaunchEvent captured;
+  captured.kernel = "_Z8capturedv";
+  captured.stream = kStreamA;
+  EXPECT_EQ(t.record_launch(captured), Tracker::kNotRecorded);
+  uint64_t other = launch(t, {.stream = kStreamB});
+  EXPECT_EQ(other, 0u) << "another stream's launch is a launch";
+  LaunchEvent graph;
+  graph.stream = kStreamA;
+  graph.graph = true;
+  graph.api = LaunchApi::cudaGraphLaunch;
+  EXPECT_NE(t.record_launch(graph), Tracker::kNotRecorded) << "a graph launch is recorded as such";
+
+  // An invalidated capture ends with an error, and it ends all the same.
+  t.record_call(call("cudaStreamEndCapture", 901, CallKind::end_capture, kStreamA));
+  EXPECT_NE(t.record_launch(captured), Tracker::kNotRecorded);
+  EXPECT_EQ(t.findings().launches_recorded, 3u);
+}
+
 }  // namespace
 }  // namespace firstassert

@@ -1,8 +1,9 @@
 // A job on the CUDA runtime, as PyTorch's are: a few healthy steps, then an nll_loss launch with a label out of
 // range among other work, then the calls a framework makes while it fails.
 //
-// usage: runtime_job [--healthy] [--enable-before | --enable-after]
+// usage: runtime_job [--healthy] [--graph] [--enable-before | --enable-after]
 //   --healthy        no bad label: the job ends well
+//   --graph          the last step is captured into a CUDA graph and replayed, as torch.cuda.graphs do
 //   --enable-*       dlopen $FIRSTASSERT_TEST_SHIM and call firstassert_enable() before or after CUDA starts
 // Prints "launches: N" (launches the runtime accepted) and "failing calls after the first: M".
 #include <cuda_runtime_api.h>
@@ -36,9 +37,10 @@ bool enable_shim() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool healthy = false, enable_before = false, enable_after = false;
+  bool healthy = false, enable_before = false, enable_after = false, graph = false;
   for (int i = 1; i < argc; ++i) {
     healthy |= std::strcmp(argv[i], "--healthy") == 0;
+    graph |= std::strcmp(argv[i], "--graph") == 0;
     enable_before |= std::strcmp(argv[i], "--enable-before") == 0;
     enable_after |= std::strcmp(argv[i], "--enable-after") == 0;
   }
@@ -70,6 +72,21 @@ int main(int argc, char** argv) {
     long host_labels[kBatch] = {0, 1, 2, 3, 0, 1, 2, 3};
     if (step == 2 && !healthy) host_labels[6] = kClasses;  // the bad label
     cudaMemcpy(labels, host_labels, sizeof host_labels, cudaMemcpyHostToDevice);
+    if (graph && step == 2) {
+      // The step's kernels captured once and replayed: the graph launch is what the runtime accepted.
+      cudaStream_t stream;
+      cudaGraph_t captured;
+      cudaGraphExec_t exec;
+      cudaStreamCreate(&stream);
+      cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+      cudaLaunchKernel(simkernels_host_stub("busy"), dim3{1}, dim3{1}, busy_args, 0, stream);
+      cudaLaunchKernel(simkernels_host_stub("nll_loss"), dim3{1}, dim3{32}, loss_args, 0, stream);
+      cudaStreamEndCapture(stream, &captured);
+      cudaGraphInstantiate(&exec, captured, 0);
+      if (cudaGraphLaunch(exec, stream) == cudaSuccess) ++launches;
+      cudaStreamSynchronize(stream);  // the failing sync: every later call is secondary
+      continue;
+    }
     launch("elementwise_add", dim3{128}, add_args);
     launch("busy", dim3{1}, busy_args);
     launch("nll_loss", dim3{32}, loss_args);
