@@ -2,19 +2,21 @@
 
 #include <cuda.h>
 #include <cupti.h>
-#include <dlfcn.h>
 
 #include <atomic>
 #include <mutex>
 
 #include "api_table.h"
-#include "cupti_library.h"
+#include "core/clock.h"
 #include "core/log.h"
+#include "core/stream_key.h"
+#include "cupti_library.h"
+#include "device/driver_calls.h"
 
 namespace firstassert::cupti {
 namespace {
 
-Tracker* tracker = nullptr;  // set once before the subscription starts, never freed
+Recording recording;  // set once before the subscription starts; what it points to is never freed
 
 // Set while firstassert itself calls CUDA from inside a callback: those calls are not the program's.
 thread_local bool inside_our_call = false;
@@ -34,8 +36,6 @@ struct ContextDevice {
 };
 ContextDevice context_devices[kMaxContexts];
 std::mutex context_mutex;
-using CtxGetDevice = CUresult (*)(CUdevice*);
-std::atomic<CtxGetDevice> ctx_get_device{nullptr};
 
 int32_t device_of(uintptr_t context) {
   if (context == 0) return -1;
@@ -45,47 +45,81 @@ int32_t device_of(uintptr_t context) {
     if (seen == 0) break;
   }
   std::lock_guard lock(context_mutex);
-  CtxGetDevice get = ctx_get_device.load();
-  if (get == nullptr) {
-    // The driver is loaded (a callback is running); never load it ourselves.
-    if (void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)) {
-      get = reinterpret_cast<CtxGetDevice>(dlsym(driver, "cuCtxGetDevice"));
-      ctx_get_device.store(get);
-    }
-  }
   int32_t device = -1;
-  if (get != nullptr) {
+  const DriverCalls* calls = driver_calls();
+  if (calls != nullptr && calls->ctx_get_device != nullptr) {
     GuardOurCall guard;
     CUdevice d = 0;
     // During a launch callback the launch's context is current on this thread.
-    if (get(&d) == CUDA_SUCCESS) device = static_cast<int32_t>(d);
+    if (calls->ctx_get_device(&d) == CUDA_SUCCESS) device = static_cast<int32_t>(d);
   }
   for (ContextDevice& c : context_devices) {
-    uintptr_t expected = 0;
     if (c.context.load() == context) return c.device.load();
     if (c.context.load() == 0) {
       c.device.store(device, std::memory_order_relaxed);
-      c.context.compare_exchange_strong(expected, context, std::memory_order_release);
+      c.context.store(context, std::memory_order_release);
       break;
     }
   }
   return device;
 }
 
+std::atomic<bool> said_capture_skip{false};
+
+// After a launch the program made: the breadcrumb, then the forced synchronization FIRSTASSERT_SYNC asks for.
+void after_launch(const LaunchEvent& launch, uint64_t seq, const char* kernel) {
+  uintptr_t handle = explicit_stream_handle(launch.stream, launch.per_thread_default_stream);
+  if (seq == Tracker::kNotRecorded) {
+    // A launch into a capturing stream: nothing runs, and a write or a sync would break the capture.
+    if (recording.sync != nullptr && recording.sync->active() && !said_capture_skip.exchange(true))
+      say("FIRSTASSERT_SYNC: no forced synchronization while a stream is capturing a CUDA graph");
+    return;
+  }
+  uint64_t key = stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id());
+  if (recording.breadcrumbs != nullptr) {
+    GuardOurCall guard;
+    recording.breadcrumbs->after_launch(key, reinterpret_cast<CUstream>(handle), seq);
+  }
+  if (recording.sync == nullptr || !recording.sync->sync_after(seq, kernel)) return;
+  const DriverCalls* calls = driver_calls();
+  if (calls == nullptr || calls->stream_synchronize == nullptr) return;
+  CUresult r;
+  {
+    GuardOurCall guard;
+    r = calls->stream_synchronize(reinterpret_cast<CUstream>(handle));
+  }
+  ApiCall sync;
+  sync.domain = ApiDomain::driver;
+  sync.api = "cuStreamSynchronize (forced by firstassert after the launch)";
+  sync.code = r;
+  sync.kind = CallKind::sync_stream;
+  sync.stream = launch.stream;
+  sync.per_thread_default_stream = launch.per_thread_default_stream;
+  sync.context = launch.context;
+  sync.launches_at_entry = seq + 1;
+  recording.tracker->record_call(sync);
+}
+
 void on_exit_of_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& cb) {
   if (cb.functionReturnValue == nullptr || !returns_error_code(domain, cbid)) return;
   int code = *static_cast<const int*>(cb.functionReturnValue);
   auto context = reinterpret_cast<uintptr_t>(cb.context);
-  if (code == 0) {
-    LaunchEvent launch;
-    if (describe_launch(domain, cbid, cb.functionParams, launch)) {
-      launch.kernel = cb.symbolName;
-      launch.context = context;
-      launch.device = device_of(context);
-      launch.correlation_id = cb.correlationId;
-      tracker->record_launch(launch);
+  LaunchEvent launch;
+  if (describe_launch(domain, cbid, cb.functionParams, launch)) {
+    launch.kernel = cb.symbolName;
+    launch.context = context;
+    launch.device = device_of(context);
+    launch.correlation_id = cb.correlationId;
+    ApiDomain api_domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::runtime : ApiDomain::driver;
+    if (code == 0) {
+      const char* kernel = nullptr;
+      uint64_t seq = recording.tracker->record_launch(launch, &kernel);
+      after_launch(launch, seq, kernel);
       return;
     }
+    // Refused at once (a sticky error here is only the aftermath of an earlier fault).
+    if (!is_sticky_error(code) && !is_status_not_error(code))
+      recording.tracker->record_launch_error(launch, api_domain, code);
   }
   ApiCall call;
   call.domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::runtime : ApiDomain::driver;
@@ -94,14 +128,14 @@ void on_exit_of_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const C
   call.context = context;
   if (describe_stream_call(domain, cbid, cb.functionParams, call) && cb.correlationData != nullptr)
     call.launches_at_entry = *cb.correlationData;
-  if (code != 0 || call.kind != CallKind::other) tracker->record_call(call);
+  if (code != 0 || call.kind != CallKind::other) recording.tracker->record_call(call);
 }
 
 void on_enter_of_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& cb) {
   // What a successful sync proves complete is what was launched before it began.
   ApiCall probe;
   if (cb.correlationData != nullptr && describe_stream_call(domain, cbid, nullptr, probe))
-    *cb.correlationData = tracker->launch_count();
+    *cb.correlationData = recording.tracker->launch_count();
 }
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
@@ -127,7 +161,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
 
 }  // namespace
 
-SubscribeResult start_recording(Tracker& t, const std::string& explicit_cupti_path) {
+SubscribeResult start_recording(const Recording& r_in, const std::string& explicit_cupti_path) {
   SubscribeResult result;
   std::string why;
   CuptiLibrary lib = open_cupti(explicit_cupti_path, why);
@@ -136,7 +170,7 @@ SubscribeResult start_recording(Tracker& t, const std::string& explicit_cupti_pa
     return result;
   }
   result.cupti_path = lib.path;
-  tracker = &t;
+  recording = r_in;
 
   CUpti_SubscriberHandle subscriber = nullptr;
   CUptiResult r;

@@ -5,9 +5,18 @@
 
 #include <string>
 
+#include "core/sync_policy.h"
 #include "core/tracker.h"
+#include "device/breadcrumbs.h"
 
 namespace firstassert::cupti {
+
+// What the callbacks feed and use; all outlive the subscription. breadcrumbs and sync may be null (off).
+struct Recording {
+  Tracker* tracker = nullptr;
+  Breadcrumbs* breadcrumbs = nullptr;
+  SyncPolicy* sync = nullptr;
+};
 
 struct SubscribeResult {
   bool recording = false;
@@ -15,6 +24,6 @@ struct SubscribeResult {
   std::string message;  // why recording is off, or what is in use
 };
 
-SubscribeResult start_recording(Tracker& tracker, const std::string& explicit_cupti_path);
+SubscribeResult start_recording(const Recording& recording, const std::string& explicit_cupti_path);
 
 }  // namespace firstassert::cupti

@@ -1,28 +1,20 @@
 #include "tracker.h"
 
 #include <algorithm>
+#include <cstring>
+#include <map>
 
 #include "clock.h"
+#include "demangle.h"
 
 namespace firstassert {
 namespace {
 
-constexpr uintptr_t kLegacyStream = 0x1;     // cudaStreamLegacy / CU_STREAM_LEGACY
-constexpr uintptr_t kPerThreadStream = 0x2;  // cudaStreamPerThread / CU_STREAM_PER_THREAD
 constexpr size_t kMaxStreamMarks = 1024;
 
 }  // namespace
 
 Tracker::Tracker(size_t ring_capacity) : ring_(ring_capacity) {}
-
-// Streams as the device sees them: handle 0 is the legacy stream, or the calling thread's own stream for the
-// per-thread entry points, and CU_STREAM_PER_THREAD names a different stream on each thread.
-uint64_t Tracker::stream_key(uintptr_t stream, bool per_thread_default_stream, int32_t thread) {
-  if (stream == 0 && per_thread_default_stream) stream = kPerThreadStream;
-  if (stream == kLegacyStream) stream = 0;
-  if (stream == kPerThreadStream) return kPerThreadStream | (static_cast<uint64_t>(static_cast<uint32_t>(thread)) << 32);
-  return stream;
-}
 
 bool Tracker::capturing(uint64_t key) const {
   for (const auto& slot : capturing_) {
@@ -31,11 +23,12 @@ bool Tracker::capturing(uint64_t key) const {
   return false;
 }
 
-uint64_t Tracker::record_launch(const LaunchEvent& launch) {
+uint64_t Tracker::record_launch(const LaunchEvent& launch, const char** interned) {
   if (capturing_count_.load(std::memory_order_acquire) != 0 && !launch.graph &&
       capturing(stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id())))
     return kNotRecorded;
   const char* kernel = names_.intern(launch.kernel);
+  if (interned != nullptr) *interned = kernel;
   int64_t mono = monotonic_ns();
   int64_t wall = wall_ns();
   int32_t thread = current_thread_id();
@@ -178,24 +171,161 @@ void Tracker::record_call(const ApiCall& call) {
   if (on_primary_) on_primary_(findings());
 }
 
+void Tracker::record_launch_error(const LaunchEvent& launch, ApiDomain domain, int code) {
+  LaunchError e;
+  e.domain = domain;
+  e.code = code;
+  LaunchRecord& r = e.launch;
+  r.seq = ~uint64_t{0};  // never queued: no place in the launch order
+  r.mono_ns = monotonic_ns();
+  r.wall_ns = wall_ns();
+  r.thread = current_thread_id();
+  r.device = launch.device;
+  r.context = launch.context;
+  r.stream = launch.stream;
+  r.kernel = names_.intern(launch.kernel);
+  r.grid = launch.grid;
+  r.block = launch.block;
+  r.shared_mem = launch.shared_mem;
+  r.correlation_id = launch.correlation_id;
+  r.api = launch.api;
+  r.graph = launch.graph;
+  r.per_thread_default_stream = launch.per_thread_default_stream;
+  bool first = false;
+  {
+    std::lock_guard lock(mutex_);
+    auto seen = std::make_pair(r.kernel, code);
+    if (std::find(launch_errors_seen_.begin(), launch_errors_seen_.end(), seen) == launch_errors_seen_.end() &&
+        launch_errors_seen_.size() < kMaxLaunchErrors) {
+      launch_errors_seen_.push_back(seen);
+      first = true;
+    }
+    if (launch_errors_.size() < kMaxLaunchErrors) launch_errors_.push_back(e);
+  }
+  if (on_launch_error_) on_launch_error_(e, first);
+}
+
+namespace {
+
+std::string short_name(const LaunchRecord& r) {
+  return r.kernel != nullptr ? short_kernel_name(demangle(r.kernel)) : std::string();
+}
+
+std::string hex(uintptr_t value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+}  // namespace
+
+// Narrows the candidates to the culprit: per stream, the breadcrumbs say which launches completed, so only the
+// first launch not known complete on each stream can have failed; one such launch is exact; among several, the
+// device's assertion names the function that failed (likely); otherwise the window remains.
+void Tracker::decide_culprit(Findings& f) const {
+  f.culprit.reset();
+  f.culprit_message.reset();
+  if (f.candidates.empty()) {
+    f.confidence = "window";
+    f.reason = "no recorded launch was pending: the failing kernel was launched before firstassert started";
+    return;
+  }
+  std::map<uint64_t, std::vector<LaunchRecord>> by_stream;  // oldest first within a stream
+  for (auto it = f.candidates.rbegin(); it != f.candidates.rend(); ++it)
+    by_stream[stream_key(it->stream, it->per_thread_default_stream, it->thread)].push_back(*it);
+  std::vector<LaunchRecord> open;  // launches that can have failed
+  bool breadcrumbs = false;
+  size_t streams_with_work = 0;
+  for (const auto& [key, launches] : by_stream) {
+    std::optional<uint64_t> completed_before = probe_ ? probe_(key) : std::nullopt;
+    if (!completed_before) {
+      open.insert(open.end(), launches.begin(), launches.end());
+      ++streams_with_work;
+      continue;
+    }
+    breadcrumbs = true;
+    auto first_open = std::find_if(launches.begin(), launches.end(),
+                                   [&](const LaunchRecord& r) { return r.seq >= *completed_before; });
+    if (first_open == launches.end()) continue;  // everything on this stream completed
+    open.push_back(*first_open);
+    ++streams_with_work;
+  }
+  std::sort(open.begin(), open.end(), [](const LaunchRecord& a, const LaunchRecord& b) { return a.seq > b.seq; });
+
+  // The device's own words: which open launches run the function its assertion names.
+  std::vector<const LaunchRecord*> named;
+  const DeviceMessage* message = nullptr;
+  for (const DeviceMessage& m : f.device_messages) {
+    for (const LaunchRecord& r : open) {
+      if (r.kernel != nullptr && short_name(r) == m.function) named.push_back(&r);
+    }
+    if (!named.empty()) {
+      message = &m;
+      break;
+    }
+  }
+
+  if (open.empty()) {
+    f.culprit = f.candidates.front();
+    f.confidence = "window";
+    f.reason = "the stream breadcrumbs show every pending launch completed; the failing work was not a recorded launch";
+  } else if (open.size() == 1) {
+    f.culprit = open.front();
+    f.confidence = "exact";
+    f.reason = breadcrumbs
+                   ? "stream breadcrumbs: every earlier launch on stream " + hex(open.front().stream) +
+                         " completed and this one did not, and no other stream had work outstanding"
+                   : "the only launch not yet seen to complete when " + f.primary.api + " reported the error";
+  } else if (!named.empty()) {
+    f.culprit = *named.back();  // the oldest open launch of the named function
+    f.confidence = "likely";
+    f.reason = std::to_string(open.size()) + " launches on " + std::to_string(streams_with_work) +
+               " streams could have failed; the device's assertion names " + message->function +
+               (named.size() == 1 ? ", which only this one runs" : ", and this is the oldest of them");
+  } else {
+    f.culprit = open.front();
+    f.confidence = "window";
+    f.reason = std::to_string(open.size()) + " launches had not been seen to complete when " + f.primary.api +
+               " reported the error; the failing kernel is among them (the newest is named)";
+  }
+  if (f.culprit) {
+    for (const DeviceMessage& m : f.device_messages) {
+      if (f.culprit->kernel != nullptr && short_name(*f.culprit) == m.function) {
+        f.culprit_message = m;
+        break;
+      }
+    }
+  }
+}
+
 Findings Tracker::findings() const {
   Findings f;
   f.launches_recorded = ring_.total();
   std::vector<LaunchRecord> all = ring_.snapshot();
   for (auto it = all.rbegin(); it != all.rend() && f.recent.size() < kRecentLaunches; ++it) f.recent.push_back(*it);
-  std::lock_guard lock(mutex_);
-  f.has_primary = primary_seen_.load(std::memory_order_acquire);
-  if (f.has_primary) {
-    f.primary = primary_;
-    f.candidates = candidates_;
-    f.confidence = "window";
-    f.reason = std::to_string(candidates_.size()) + " launch" + (candidates_.size() == 1 ? "" : "es") +
-               " had not been seen to complete when " + primary_.api +
-               " reported the error; the failing kernel is among them";
+  f.device_messages = device_message_log().messages();
+  {
+    std::lock_guard lock(mutex_);
+    f.has_primary = primary_seen_.load(std::memory_order_acquire);
+    if (f.has_primary) {
+      f.primary = primary_;
+      f.candidates = candidates_;
+    }
+    f.secondary_count = secondary_count_;
+    f.secondary = secondary_;
+    f.other_errors = other_errors_;
+    f.launch_errors = launch_errors_;
   }
-  f.secondary_count = secondary_count_;
-  f.secondary = secondary_;
-  f.other_errors = other_errors_;
+  if (f.has_primary) {
+    decide_culprit(f);
+  } else if (!f.launch_errors.empty()) {
+    // No sticky error, but a launch the API refused: that launch is the first error, known exactly.
+    const LaunchError& e = f.launch_errors.front();
+    f.culprit = e.launch;
+    f.confidence = "exact";
+    f.reason = std::string(launch_api_name(e.launch.api)) + " refused this launch with " +
+               error_name(e.domain, e.code) + "; it never ran";
+  }
   return f;
 }
 

@@ -7,13 +7,16 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cuda_errors.h"
+#include "device_messages.h"
 #include "launch_record.h"
 #include "launch_ring.h"
 #include "name_table.h"
+#include "stream_key.h"
 
 namespace firstassert {
 
@@ -63,12 +66,23 @@ struct ErrorSite {
   int64_t last_wall_ns = 0;
 };
 
+// A launch the API refused (invalid configuration, out of resources, no kernel image...): known exactly at once.
+struct LaunchError {
+  LaunchRecord launch;
+  ApiDomain domain = ApiDomain::runtime;
+  int code = 0;
+};
+
 struct Findings {
-  bool has_primary = false;
+  bool has_primary = false;              // a sticky error was seen
   PrimaryError primary;
-  std::vector<LaunchRecord> candidates;  // most likely first
-  const char* confidence = "window";
+  std::vector<LaunchRecord> candidates;  // launches not seen to complete when it was, newest first
+  std::optional<LaunchRecord> culprit;   // the one named, with how sure we are and why
+  const char* confidence = "window";     // exact, likely or window
   std::string reason;
+  std::optional<DeviceMessage> culprit_message;  // the device's assertion line that matches the culprit
+  std::vector<DeviceMessage> device_messages;
+  std::vector<LaunchError> launch_errors;  // the first kMaxLaunchErrors, in order
   uint64_t secondary_count = 0;
   std::vector<ErrorSite> secondary;      // errors after the primary one, by (API, code)
   std::vector<ErrorSite> other_errors;   // non-sticky errors, which never become primary
@@ -81,20 +95,30 @@ class Tracker {
   static constexpr size_t kMaxSites = 64;
   static constexpr size_t kMaxCandidates = 64;
   static constexpr size_t kRecentLaunches = 32;
+  static constexpr size_t kMaxLaunchErrors = 64;
 
   using PrimaryHook = std::function<void(const Findings&)>;
+  // A refused launch; first is true the first time this (kernel, code) pair is seen.
+  using LaunchErrorHook = std::function<void(const LaunchError&, bool first)>;
+  // Launches on a stream with a seq below the result have completed (stream breadcrumbs); nullopt: unknown.
+  using CompletionProbe = std::function<std::optional<uint64_t>(uint64_t stream_key)>;
 
   explicit Tracker(size_t ring_capacity);
 
   // Called once, on the thread that saw the primary error, outside the tracker's locks.
   void on_primary(PrimaryHook hook) { on_primary_ = std::move(hook); }
+  void on_launch_error(LaunchErrorHook hook) { on_launch_error_ = std::move(hook); }
+  void set_completion_probe(CompletionProbe probe) { probe_ = std::move(probe); }
 
   // A launch that the API accepted. No allocation or lock after the kernel's first launch. A launch into a
   // capturing stream only adds a node to a graph: it is not recorded, and kNotRecorded is returned.
-  uint64_t record_launch(const LaunchEvent& launch);
+  // interned, when given, receives the stable copy of the kernel's name.
+  uint64_t record_launch(const LaunchEvent& launch, const char** interned = nullptr);
   static constexpr uint64_t kNotRecorded = ~uint64_t{0};
   // The result of any API call (launches included): sync marks on success, errors otherwise.
   void record_call(const ApiCall& call);
+  // A launch the API refused at once (its call is recorded by record_call as well).
+  void record_launch_error(const LaunchEvent& launch, ApiDomain domain, int code);
 
   bool has_primary() const { return primary_seen_.load(std::memory_order_acquire); }
   uint64_t launch_count() const { return ring_.total(); }
@@ -106,15 +130,17 @@ class Tracker {
     uint64_t key;
     uint64_t completed_before;  // launches on the stream with seq below this have completed
   };
-  static uint64_t stream_key(uintptr_t stream, bool per_thread_default_stream, int32_t thread);
   static void raise_mark(std::vector<StreamMark>& marks, uint64_t key, uint64_t upto);
   static bool proven_complete(const std::vector<StreamMark>& marks, uint64_t key, uint64_t seq);
   void count_error(std::vector<ErrorSite>& sites, const ApiCall& call, int64_t now);
   std::vector<LaunchRecord> candidates_locked(uintptr_t context) const;
+  void decide_culprit(Findings& f) const;
 
   LaunchRing ring_;
   NameTable names_;
   PrimaryHook on_primary_;
+  LaunchErrorHook on_launch_error_;
+  CompletionProbe probe_;
 
   bool capturing(uint64_t key) const;
   void set_capturing_locked(uint64_t key, bool on);
@@ -135,6 +161,8 @@ class Tracker {
   uint64_t secondary_count_ = 0;
   std::vector<ErrorSite> secondary_;
   std::vector<ErrorSite> other_errors_;
+  std::vector<LaunchError> launch_errors_;
+  std::vector<std::pair<const char*, int>> launch_errors_seen_;  // (interned kernel, code), bounded
 };
 
 }  // namespace firstassert

@@ -11,6 +11,8 @@
 #include "core/log.h"
 #include "core/tracker.h"
 #include "cupti/subscriber.h"
+#include "device/breadcrumbs.h"
+#include "stderr_tap.h"
 #include "report/process_info.h"
 #include "report/report_file.h"
 #include "report/report_json.h"
@@ -29,6 +31,8 @@ struct Shim {
   Config config;
   ProcessInfo process;
   Tracker tracker;
+  Breadcrumbs breadcrumbs;
+  SyncPolicy sync;
   ReportFile report;
   ToolInfo tool;
   std::mutex report_mutex;  // one writer at a time: detection and exit may race
@@ -38,6 +42,7 @@ struct Shim {
       : config(std::move(c)),
         process(std::move(p)),
         tracker(config.ring),
+        sync(config.sync),
         report(std::move(dir), process.host, process.pid) {}
 
   bool write_report(const Findings& findings, bool final) {
@@ -70,11 +75,21 @@ void on_primary(const Findings& findings) {
     say("%s", line.c_str());
 }
 
-// At exit the report is rewritten with the secondary errors that followed; a run without a sticky error leaves no
-// file and prints nothing.
+void on_launch_error(const LaunchError& error, bool first) {
+  if (first) say("%s", launch_error_line(error).c_str());
+}
+
+// At exit the report is rewritten with the secondary errors that followed (or first written, when launches were
+// refused but no sticky error came); a run without errors leaves no file and prints nothing.
 void at_exit() {
-  if (shim == nullptr || !shim->tracker.has_primary()) return;
+  if (shim == nullptr) return;
   Findings findings = shim->tracker.findings();
+  if (!findings.has_primary && findings.launch_errors.empty()) return;
+  if (!findings.has_primary) {
+    if (shim->write_report(findings, true))
+      say("report: %s (a launch was refused; no device error followed)", shim->report.path().c_str());
+    return;
+  }
   if (shim->write_report(findings, true) && findings.secondary_count > 0) {
     say("%llu secondary error%s followed the first; report updated: %s",
         static_cast<unsigned long long>(findings.secondary_count), findings.secondary_count == 1 ? "" : "s",
@@ -93,14 +108,22 @@ void bring_up(ActivatedBy by) {
   shim->tool.version = FIRSTASSERT_VERSION;
   shim->tool.backend = "cupti";
   shim->tracker.on_primary(on_primary);
+  shim->tracker.on_launch_error(on_launch_error);
+  cupti::Recording uses{&shim->tracker, nullptr, &shim->sync};
+  if (config.breadcrumbs) {
+    uses.breadcrumbs = &shim->breadcrumbs;
+    shim->tracker.set_completion_probe(
+        [](uint64_t stream_key) { return shim->breadcrumbs.completed_before(stream_key); });
+  }
 
-  cupti::SubscribeResult started = cupti::start_recording(shim->tracker, config.cupti_path);
+  cupti::SubscribeResult started = cupti::start_recording(uses, config.cupti_path);
   shim->tool.cupti_path = started.cupti_path;
   if (!started.recording) {
     say("%s", started.message.c_str());
     return;
   }
   recording = true;
+  start_stderr_tap();
   std::atexit(at_exit);
   info("%s (activated by %s; ring of %zu launches; reports go to %s)", started.message.c_str(),
        by == ActivatedBy::injection ? "the CUDA driver" : "firstassert_enable()", config.ring, dir.c_str());

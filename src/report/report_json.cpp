@@ -3,7 +3,8 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
-#include "demangle.h"
+#include "core/demangle.h"
+#include "hints.h"
 
 namespace firstassert {
 namespace {
@@ -47,6 +48,16 @@ json launch(const LaunchRecord& r) {
   j["native_stack"] = frames;
   j["python_stack"] = json::array();
   return j;
+}
+
+json message(const DeviceMessage& m) {
+  return {{"file", m.file},
+          {"line", m.line},
+          {"function", m.function},
+          {"block", json::array({m.block[0], m.block[1], m.block[2]})},
+          {"thread", json::array({m.thread[0], m.thread[1], m.thread[2]})},
+          {"condition", m.condition},
+          {"time", iso_time(m.wall_ns)}};
 }
 
 json sites(const std::vector<ErrorSite>& list) {
@@ -100,26 +111,57 @@ std::string report_json(const ReportInput& in) {
                         {"code", p.code},
                         {"name", error_name(p.domain, p.code)},
                         {"description", description != nullptr ? description : ""},
+                        {"sticky", true},
                         {"time", iso_time(p.wall_ns)},
                         {"time_ns", p.wall_ns},
                         {"thread", p.thread},
                         {"launches_before", p.launches_before}};
+  } else if (!f.launch_errors.empty()) {
+    const LaunchError& e = f.launch_errors.front();
+    const char* description = error_description(e.code);
+    r["first_error"] = {{"api", launch_api_name(e.launch.api)},
+                        {"code", e.code},
+                        {"name", error_name(e.domain, e.code)},
+                        {"description", description != nullptr ? description : ""},
+                        {"sticky", false},
+                        {"time", iso_time(e.launch.wall_ns)},
+                        {"time_ns", e.launch.wall_ns},
+                        {"thread", e.launch.thread},
+                        {"launches_before", nullptr}};
   } else {
     r["first_error"] = nullptr;
   }
 
-  json candidates = json::array();
-  for (const LaunchRecord& c : f.candidates) candidates.push_back(launch(c));
-  if (!f.candidates.empty()) {
-    json culprit = launch(f.candidates.front());
+  if (f.culprit) {
+    json culprit = launch(*f.culprit);
     culprit["confidence"] = f.confidence;
     culprit["reason"] = f.reason;
+    culprit["device_message"] = f.culprit_message ? message(*f.culprit_message) : json(nullptr);
+    int code = f.has_primary ? f.primary.code : (f.launch_errors.empty() ? 0 : f.launch_errors.front().code);
+    std::string function = f.culprit_message ? std::string(f.culprit_message->function)
+                                             : (f.culprit->kernel ? demangle(f.culprit->kernel) : std::string());
+    std::optional<Hint> hint =
+        find_hint(f.culprit_message ? f.culprit_message->condition : "", function, code);
+    culprit["hint"] = hint ? json{{"id", hint->id}, {"title", hint->title}, {"text", hint->text}} : json(nullptr);
     r["culprit"] = culprit;
   } else {
     r["culprit"] = nullptr;
   }
+  json candidates = json::array();
+  for (const LaunchRecord& c : f.candidates) candidates.push_back(launch(c));
   r["candidates"] = candidates;
-  r["device_messages"] = json::array();
+  json messages = json::array();
+  for (const DeviceMessage& m : f.device_messages) messages.push_back(message(m));
+  r["device_messages"] = messages;
+  json launch_errors = json::array();
+  for (const LaunchError& e : f.launch_errors) {
+    json l = launch(e.launch);
+    l["seq"] = nullptr;  // refused launches never entered the launch order
+    l["code"] = e.code;
+    l["name"] = error_name(e.domain, e.code);
+    launch_errors.push_back(l);
+  }
+  r["launch_errors"] = launch_errors;
   r["secondary"] = {{"count", f.secondary_count}, {"sites", sites(f.secondary)}};
   r["other_errors"] = sites(f.other_errors);
   json recent = json::array();

@@ -1,7 +1,8 @@
-// The few lines a person sees on stderr the moment the primary error is found.
+// The few lines a person sees on stderr: when the first sticky error is found, and when a launch is refused.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/tracker.h"
 
@@ -9,5 +10,6 @@ namespace firstassert {
 
 // Each returned string is one line, without the "firstassert: " prefix.
 std::vector<std::string> summary_lines(const Findings& findings, const std::string& report_path);
+std::string launch_error_line(const LaunchError& error);
 
 }  // namespace firstassert

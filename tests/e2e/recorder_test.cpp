@@ -54,7 +54,9 @@ void expect_assert_report(const Outcome& o, const std::string& kernel_mangled, c
   EXPECT_EQ(r["first_error"]["code"], 710);
   EXPECT_TRUE(has_candidate(r, kernel_mangled)) << r["candidates"].dump(2);
   ASSERT_FALSE(r["culprit"].is_null());
-  EXPECT_EQ(r["culprit"]["confidence"], "window");
+  // One stream, breadcrumbs on: the failing launch is named exactly (tests/e2e/pinpoint_test.cpp goes further).
+  EXPECT_EQ(r["culprit"]["mangled"], kernel_mangled);
+  EXPECT_EQ(r["culprit"]["confidence"], "exact") << r["culprit"]["reason"];
   bool api_seen = false;
   for (const json& c : r["candidates"]) api_seen |= c["mangled"] == kernel_mangled && c["api"] == launch_api;
   EXPECT_TRUE(api_seen) << "the failing kernel was launched through " << launch_api;

@@ -1,6 +1,6 @@
 // demangle and short_kernel_name on the names kernels really have: C++ templates from PyTorch and CUB, C names, and
 // Triton's generated names, which are not mangled at all.
-#include "report/demangle.h"
+#include "core/demangle.h"
 
 #include <gtest/gtest.h>
 

@@ -65,7 +65,7 @@ TEST(Summary, NamesTheErrorTheKernelAndTheReport) {
   EXPECT_THAT(lines[1], HasSubstr("(256,1,1)"));
   EXPECT_THAT(lines[1], HasSubstr("0xabc"));
   EXPECT_THAT(lines[1], HasSubstr("cudaLaunchKernel"));
-  EXPECT_THAT(lines[1], HasSubstr("1 candidate]"));
+  EXPECT_THAT(lines[1], HasSubstr("[exact: the only launch not yet seen to complete"));
   EXPECT_THAT(lines[2], HasSubstr("/tmp/firstassert-node7-1.json"));
   EXPECT_THAT(lines[2], HasSubstr("1 secondary error "));
 }
@@ -80,7 +80,7 @@ TEST(Summary, PluralsAndUnmangledNames) {
   expect_single_lines(lines);
   EXPECT_THAT(lines[0], HasSubstr("illegal memory access"));
   EXPECT_THAT(lines[1], HasSubstr("triton_red_fused_sum_1")) << "the newest pending launch comes first";
-  EXPECT_THAT(lines[1], HasSubstr("2 candidates"));
+  EXPECT_THAT(lines[1], HasSubstr("[window: 2 launches had not been seen to complete"));
   EXPECT_THAT(lines[2], HasSubstr("(not written)"));
   EXPECT_THAT(lines[2], HasSubstr("0 secondary errors"));
 }
@@ -104,7 +104,7 @@ TEST(Summary, GraphLaunch) {
   t.record_call(call("cudaStreamSynchronize", 710, CallKind::sync_stream));
   std::vector<std::string> lines = summary_lines(t.findings(), "/tmp/r.json");
   ASSERT_THAT(lines, SizeIs(3));
-  EXPECT_THAT(lines[1], HasSubstr("(graph)"));
+  EXPECT_THAT(lines[1], HasSubstr("(CUDA graph)"));
   EXPECT_THAT(lines[1], HasSubstr("cudaGraphLaunch"));
 }
 

@@ -1,0 +1,44 @@
+#include "driver_calls.h"
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <mutex>
+
+namespace firstassert {
+namespace {
+
+using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
+
+template <typename Fn>
+void fetch(GetProcAddress get, const char* name, Fn& out) {
+  void* fn = nullptr;
+  if (get(name, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_LEGACY_STREAM, nullptr) == CUDA_SUCCESS)
+    out = reinterpret_cast<Fn>(fn);
+}
+
+std::atomic<const DriverCalls*> resolved{nullptr};
+std::mutex resolve_mutex;
+
+}  // namespace
+
+const DriverCalls* driver_calls() {
+  if (const DriverCalls* calls = resolved.load(std::memory_order_acquire)) return calls;
+  std::lock_guard lock(resolve_mutex);
+  if (const DriverCalls* calls = resolved.load()) return calls;
+  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (driver == nullptr) return nullptr;
+  auto get = reinterpret_cast<GetProcAddress>(dlsym(driver, "cuGetProcAddress_v2"));
+  if (get == nullptr) return nullptr;
+  auto* calls = new DriverCalls;  // lives as long as the process
+  fetch(get, "cuStreamSynchronize", calls->stream_synchronize);
+  fetch(get, "cuStreamWriteValue64", calls->stream_write_value64);
+  fetch(get, "cuMemHostAlloc", calls->mem_host_alloc);
+  fetch(get, "cuMemHostGetDevicePointer", calls->mem_host_get_device_pointer);
+  fetch(get, "cuCtxGetDevice", calls->ctx_get_device);
+  fetch(get, "cuDeviceGetAttribute", calls->device_get_attribute);
+  resolved.store(calls, std::memory_order_release);
+  return calls;
+}
+
+}  // namespace firstassert
