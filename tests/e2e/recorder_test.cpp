@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "process_runner.h"
+#include "shim_run.h"
 
 namespace {
 
@@ -15,34 +15,10 @@ using nlohmann::json;
 const std::string kShim = FIRSTASSERT_SHIM;
 const std::string kNllLoss = "_ZN2at6native38nll_loss_forward_reduce_cuda_kernel_2dIflEEvPT_S3_PKS2_PKT0_S5_bllll";
 
-struct Outcome {
-  e2e::Run run;
-  std::vector<std::string> reports;
-  json report;  // the first report, when there is one
-};
-
-Outcome run_in(const e2e::TempDir& dir, const std::vector<std::string>& argv,
-               std::map<std::string, std::string> env) {
-  env["FIRSTASSERT_DIR"] = dir.path();
-  Outcome o;
-  o.run = e2e::run(argv, env, dir.path());
-  o.reports = dir.files("firstassert-");
-  if (!o.reports.empty()) o.report = json::parse(e2e::read_file(o.reports.front()), nullptr, false);
-  return o;
-}
-
-// The number after "label: " in the program's stdout, or -1.
-int printed(const std::string& out, const std::string& label) {
-  size_t at = out.find(label + ": ");
-  return at == std::string::npos ? -1 : std::atoi(out.c_str() + at + label.size() + 2);
-}
-
-bool has_candidate(const json& report, const std::string& mangled) {
-  for (const json& c : report["candidates"]) {
-    if (c["mangled"] == mangled) return true;
-  }
-  return false;
-}
+using e2e::has_candidate;
+using e2e::Outcome;
+using e2e::printed;
+using e2e::run_in;
 
 // What every report of a failing job must say, whatever activated the shim.
 void expect_assert_report(const Outcome& o, const std::string& kernel_mangled, const std::string& launch_api) {

@@ -4,12 +4,17 @@
 #include <cuda_runtime_api.h>
 #include <cupti.h>  // brings the generated *_params structs
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "kernels/stock_kernels.h"
+#include "support/cuda_entry_points.h"
+#include "support/fresh_process.h"
 #include "support/test_kernels.h"
 
 namespace {
@@ -26,12 +31,139 @@ struct Seen {
   bool correlation_data_carried;    // EXIT saw what ENTER stored in *correlationData
   const void* func = nullptr;       // launch params, read inside the callback
   unsigned grid_x = 0, block_x = 0;
+  unsigned grid_y = 0, block_y = 0;
+  bool launch = false;              // a launch callback of either API domain
   CUstream stream = nullptr;
   CUfunction driver_function = nullptr;
 };
 
 std::mutex seen_mutex;
 std::vector<Seen> seen;
+
+// CUDA 13.0's meta header has no params struct for __cudaLaunchKernel(_ptsz); the simulator lays it out as the
+// argument list.
+struct CudaLaunchKernelParams {
+  cudaKernel_t kernel;
+  dim3 gridDim;
+  dim3 blockDim;
+  void** args;
+  size_t sharedMem;
+  cudaStream_t stream;
+};
+
+template <typename Params>
+void read_runtime_dims(Seen& s, const void* params) {
+  const auto* p = static_cast<const Params*>(params);
+  s.func = p->func;
+  s.grid_x = p->gridDim.x;
+  s.grid_y = p->gridDim.y;
+  s.block_x = p->blockDim.x;
+  s.block_y = p->blockDim.y;
+  s.stream = p->stream;
+}
+
+template <typename Params>
+void read_runtime_config(Seen& s, const void* params) {
+  const auto* p = static_cast<const Params*>(params);
+  s.func = p->func;
+  s.grid_x = p->config->gridDim.x;
+  s.grid_y = p->config->gridDim.y;
+  s.block_x = p->config->blockDim.x;
+  s.block_y = p->config->blockDim.y;
+  s.stream = p->config->stream;
+}
+
+template <typename Params>
+void read_driver_dims(Seen& s, const void* params) {
+  const auto* p = static_cast<const Params*>(params);
+  s.driver_function = p->f;
+  s.grid_x = p->gridDimX;
+  s.grid_y = p->gridDimY;
+  s.block_x = p->blockDimX;
+  s.block_y = p->blockDimY;
+  s.stream = p->hStream;
+}
+
+template <typename Params>
+void read_driver_config(Seen& s, const void* params) {
+  const auto* p = static_cast<const Params*>(params);
+  s.driver_function = p->f;
+  s.grid_x = p->config->gridDimX;
+  s.grid_y = p->config->gridDimY;
+  s.block_x = p->config->blockDimX;
+  s.block_y = p->config->blockDimY;
+  s.stream = p->config->hStream;
+}
+
+// The launch configuration a launch callback's functionParams carry; false for callbacks that are not launches.
+bool read_launch_params(Seen& s, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params) {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    switch (cbid) {
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+        read_runtime_dims<cudaLaunchKernel_v7000_params>(s, params);
+        return true;
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+        read_runtime_dims<cudaLaunchKernel_ptsz_v7000_params>(s, params);
+        return true;
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
+        read_runtime_dims<cudaLaunchCooperativeKernel_v9000_params>(s, params);
+        return true;
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000:
+        read_runtime_dims<cudaLaunchCooperativeKernel_ptsz_v9000_params>(s, params);
+        return true;
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+        read_runtime_config<cudaLaunchKernelExC_v11060_params>(s, params);
+        return true;
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
+        read_runtime_config<cudaLaunchKernelExC_ptsz_v11060_params>(s, params);
+        return true;
+      case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
+      case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000: {
+        const auto* p = static_cast<const CudaLaunchKernelParams*>(params);
+        s.func = p->kernel;
+        s.grid_x = p->gridDim.x;
+        s.grid_y = p->gridDim.y;
+        s.block_x = p->blockDim.x;
+        s.block_y = p->blockDim.y;
+        s.stream = p->stream;
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    switch (cbid) {
+      case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+        read_driver_dims<cuLaunchKernel_params>(s, params);
+        return true;
+      case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+        read_driver_dims<cuLaunchKernel_ptsz_params>(s, params);
+        return true;
+      case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+        read_driver_dims<cuLaunchCooperativeKernel_params>(s, params);
+        return true;
+      case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+        read_driver_dims<cuLaunchCooperativeKernel_ptsz_params>(s, params);
+        return true;
+      case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+        read_driver_config<cuLaunchKernelEx_params>(s, params);
+        return true;
+      case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+        read_driver_config<cuLaunchKernelEx_ptsz_params>(s, params);
+        return true;
+      case CUPTI_DRIVER_TRACE_CBID_cuLaunch:
+      case CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid:
+      case CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync:
+      case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
+      case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
+        return true;  // launches too, without a configuration to read
+      default:
+        return false;
+    }
+  }
+  return false;
+}
 
 void CUPTIAPI record(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   Seen s{};
@@ -40,6 +172,9 @@ void CUPTIAPI record(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, 
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     s.has_context = static_cast<const CUpti_ResourceData*>(data)->context != nullptr;
     s.stream = static_cast<const CUpti_ResourceData*>(data)->resourceHandle.stream;
+  } else if (domain == CUPTI_CB_DOMAIN_SYNCHRONIZE) {
+    s.has_context = static_cast<const CUpti_SynchronizeData*>(data)->context != nullptr;
+    s.stream = static_cast<const CUpti_SynchronizeData*>(data)->stream;
   } else {
     const auto* cb = static_cast<const CUpti_CallbackData*>(data);
     s.site = cb->callbackSite;
@@ -54,20 +189,7 @@ void CUPTIAPI record(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, 
       s.result = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? static_cast<int>(*static_cast<cudaError_t*>(cb->functionReturnValue))
                                                        : static_cast<int>(*static_cast<CUresult*>(cb->functionReturnValue));
     }
-    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) {
-      const auto* p = static_cast<const cudaLaunchKernel_v7000_params*>(cb->functionParams);
-      s.func = p->func;
-      s.grid_x = p->gridDim.x;
-      s.block_x = p->blockDim.x;
-      s.stream = p->stream;
-    }
-    if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel) {
-      const auto* p = static_cast<const cuLaunchKernel_params*>(cb->functionParams);
-      s.driver_function = p->f;
-      s.grid_x = p->gridDimX;
-      s.block_x = p->blockDimX;
-      s.stream = p->hStream;
-    }
+    s.launch = read_launch_params(s, domain, cbid, cb->functionParams);
   }
   std::lock_guard lock(seen_mutex);
   seen.push_back(s);
@@ -99,6 +221,19 @@ class Cupti : public ::testing::Test {
         out.push_back(s);
     }
     return out;
+  }
+  // Every launch callback of the runtime and driver domains, in order.
+  static std::vector<Seen> all_launches() {
+    std::lock_guard lock(seen_mutex);
+    std::vector<Seen> out;
+    for (const Seen& s : seen) {
+      if (s.launch) out.push_back(s);
+    }
+    return out;
+  }
+  static void forget_seen() {
+    std::lock_guard lock(seen_mutex);
+    seen.clear();
   }
   CUpti_SubscriberHandle subscriber_ = nullptr;
 };
@@ -251,6 +386,239 @@ TEST_F(Cupti, DriverOnlyLaunchHasNoRuntimeCallback) {
   EXPECT_EQ(l[0].driver_function, busy);
   EXPECT_EQ(l[1].site, CUPTI_API_EXIT);
   cuModuleUnload(module);
+}
+
+// Each runtime launch entry point: its own callback id and name, the launch configuration in its params, and exactly
+// one nested driver launch (the one that runtime entry point uses) inside it.
+TEST_F(Cupti, EveryRuntimeLaunchEntryPointCarriesItsConfigurationAndNestsOneDriverLaunch) {
+  ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  static const void* stub = simkernels_host_stub("busy");
+  static cudaKernel_t kernel = nullptr;
+  ASSERT_EQ(__cudaGetKernel(&kernel, stub), cudaSuccess);
+  ASSERT_NE(kernel, nullptr);
+  subscribe_to_apis();
+
+  using Launch = cudaError_t (*)(dim3, dim3, void**, cudaStream_t);
+  struct Case {
+    const char* runtime_name;
+    CUpti_CallbackId runtime_cbid;
+    const char* driver_name;
+    CUpti_CallbackId driver_cbid;
+    const void* func;  // what the runtime params name: the host stub, or the kernel handle
+    Launch launch;
+  };
+  const Case cases[] = {
+      {"cudaLaunchKernel", CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cuLaunchKernel",
+       CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, stub,
+       [](dim3 g, dim3 b, void** a, cudaStream_t s) { return cudaLaunchKernel(stub, g, b, a, 0, s); }},
+      {"cudaLaunchKernel_ptsz", CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000, "cuLaunchKernel_ptsz",
+       CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, stub,
+       [](dim3 g, dim3 b, void** a, cudaStream_t s) { return cudaLaunchKernel_ptsz(stub, g, b, a, 0, s); }},
+      {"cudaLaunchKernelExC", CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, "cuLaunchKernelEx",
+       CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, stub,
+       [](dim3 g, dim3 b, void** a, cudaStream_t s) {
+         cudaLaunchConfig_t config{};
+         config.gridDim = g;
+         config.blockDim = b;
+         config.stream = s;
+         return cudaLaunchKernelExC(&config, stub, a);
+       }},
+      {"cudaLaunchKernelExC_ptsz", CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060, "cuLaunchKernelEx_ptsz",
+       CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz, stub,
+       [](dim3 g, dim3 b, void** a, cudaStream_t s) {
+         cudaLaunchConfig_t config{};
+         config.gridDim = g;
+         config.blockDim = b;
+         config.stream = s;
+         return cudaLaunchKernelExC_ptsz(&config, stub, a);
+       }},
+      {"cudaLaunchCooperativeKernel", CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+       "cuLaunchCooperativeKernel", CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, stub,
+       [](dim3 g, dim3 b, void** a, cudaStream_t s) { return cudaLaunchCooperativeKernel(stub, g, b, a, 0, s); }},
+      {"cudaLaunchCooperativeKernel_ptsz", CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+       "cuLaunchCooperativeKernel_ptsz", CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz, stub,
+       [](dim3 g, dim3 b, void** a, cudaStream_t s) {
+         return cudaLaunchCooperativeKernel_ptsz(stub, g, b, a, 0, s);
+       }},
+      {"__cudaLaunchKernel", CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, "cuLaunchKernel",
+       CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, kernel,
+       [](dim3 g, dim3 b, void** a, cudaStream_t s) { return __cudaLaunchKernel(kernel, g, b, a, 0, s); }},
+      {"__cudaLaunchKernel_ptsz", CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000, "cuLaunchKernel_ptsz",
+       CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, kernel,
+       [](dim3 g, dim3 b, void** a, cudaStream_t s) { return __cudaLaunchKernel_ptsz(kernel, g, b, a, 0, s); }},
+  };
+  const std::string mangled = "_ZN10simkernels11busy_kernelEy";
+  unsigned grid_x = 2;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.runtime_name);
+    forget_seen();
+    ++grid_x;  // a configuration of its own for each entry point
+    unsigned long long us = 1;
+    void* args[] = {&us};
+    ASSERT_EQ(c.launch(dim3{grid_x, 2, 1}, dim3{64, 3, 1}, args, stream), cudaSuccess);
+    std::vector<Seen> l = all_launches();
+    ASSERT_EQ(l.size(), 4u) << "one runtime launch around exactly one driver launch";
+    // runtime ENTER, driver ENTER, driver EXIT, runtime EXIT
+    const CUpti_CallbackDomain domains[] = {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API,
+                                            CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RUNTIME_API};
+    const CUpti_ApiCallbackSite sites[] = {CUPTI_API_ENTER, CUPTI_API_ENTER, CUPTI_API_EXIT, CUPTI_API_EXIT};
+    for (size_t i = 0; i < 4; ++i) {
+      SCOPED_TRACE(i);
+      const bool runtime = i == 0 || i == 3;
+      EXPECT_EQ(l[i].domain, domains[i]);
+      EXPECT_EQ(l[i].site, sites[i]);
+      EXPECT_EQ(l[i].cbid, runtime ? c.runtime_cbid : c.driver_cbid);
+      EXPECT_EQ(l[i].function, runtime ? c.runtime_name : c.driver_name);
+      EXPECT_EQ(l[i].symbol, mangled);
+      EXPECT_TRUE(l[i].has_context);
+      EXPECT_EQ(l[i].grid_x, grid_x);
+      EXPECT_EQ(l[i].grid_y, 2u);
+      EXPECT_EQ(l[i].block_x, 64u);
+      EXPECT_EQ(l[i].block_y, 3u);
+      EXPECT_EQ(l[i].stream, reinterpret_cast<CUstream>(stream));
+    }
+    EXPECT_EQ(l[0].func, c.func);
+    EXPECT_EQ(l[1].driver_function, reinterpret_cast<CUfunction>(kernel));
+    EXPECT_EQ(l[0].correlation_id, l[3].correlation_id);
+    EXPECT_EQ(l[1].correlation_id, l[2].correlation_id);
+    EXPECT_EQ(l[2].result, CUDA_SUCCESS);
+    EXPECT_EQ(l[3].result, cudaSuccess);
+  }
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  cudaStreamDestroy(stream);
+}
+
+TEST_F(Cupti, DriverLaunchKernelExParamsCarryTheConfig) {
+  ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+  subscribe_to_apis();
+  CUmodule module;
+  ASSERT_EQ(cuModuleLoadData(&module, "image"), CUDA_SUCCESS);
+  CUfunction busy;
+  ASSERT_EQ(cuModuleGetFunction(&busy, module, "_ZN10simkernels11busy_kernelEy"), CUDA_SUCCESS);
+  CUstream stream;
+  ASSERT_EQ(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  forget_seen();
+  unsigned long long us = 1;
+  void* args[] = {&us};
+  CUlaunchConfig config{};
+  config.gridDimX = 5;
+  config.gridDimY = 4;
+  config.gridDimZ = 1;
+  config.blockDimX = 32;
+  config.blockDimY = 2;
+  config.blockDimZ = 1;
+  config.hStream = stream;
+  ASSERT_EQ(cuLaunchKernelEx(&config, busy, args, nullptr), CUDA_SUCCESS);
+  std::vector<Seen> l = all_launches();
+  ASSERT_EQ(l.size(), 2u);
+  for (const Seen& s : l) {
+    EXPECT_EQ(s.domain, CUPTI_CB_DOMAIN_DRIVER_API);
+    EXPECT_EQ(s.cbid, static_cast<CUpti_CallbackId>(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx));
+    EXPECT_EQ(s.function, "cuLaunchKernelEx");
+    EXPECT_EQ(s.symbol, "_ZN10simkernels11busy_kernelEy");
+    EXPECT_EQ(s.driver_function, busy);
+    EXPECT_EQ(s.grid_x, 5u);
+    EXPECT_EQ(s.grid_y, 4u);
+    EXPECT_EQ(s.block_x, 32u);
+    EXPECT_EQ(s.block_y, 2u);
+    EXPECT_EQ(s.stream, stream);
+  }
+  EXPECT_EQ(l[0].site, CUPTI_API_ENTER);
+  EXPECT_EQ(l[1].site, CUPTI_API_EXIT);
+  EXPECT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
+  cuModuleUnload(module);
+}
+
+TEST_F(Cupti, SynchronizeDomainReportsStreamAndContextSynchronization) {
+  ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  size_t count = 0;
+  CUpti_DomainTable domains = nullptr;
+  ASSERT_EQ(cuptiSupportedDomains(&count, &domains), CUPTI_SUCCESS);
+  EXPECT_NE(std::find(domains, domains + count, CUPTI_CB_DOMAIN_SYNCHRONIZE), domains + count);
+  ASSERT_EQ(cuptiSubscribe(&subscriber_, record, nullptr), CUPTI_SUCCESS);
+  ASSERT_EQ(cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_SYNCHRONIZE), CUPTI_SUCCESS);
+
+  ASSERT_EQ(simtest::launch(&simtest::record_kernel, stream, 1), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  {
+    std::lock_guard lock(seen_mutex);
+    ASSERT_EQ(seen.size(), 1u);
+    EXPECT_EQ(seen[0].domain, CUPTI_CB_DOMAIN_SYNCHRONIZE);
+    EXPECT_EQ(seen[0].cbid, static_cast<CUpti_CallbackId>(CUPTI_CBID_SYNCHRONIZE_STREAM_SYNCHRONIZED));
+    EXPECT_EQ(seen[0].stream, reinterpret_cast<CUstream>(stream));
+    EXPECT_TRUE(seen[0].has_context);
+    seen.clear();
+  }
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  {
+    std::lock_guard lock(seen_mutex);
+    ASSERT_EQ(seen.size(), 1u);
+    EXPECT_EQ(seen[0].domain, CUPTI_CB_DOMAIN_SYNCHRONIZE);
+    EXPECT_EQ(seen[0].cbid, static_cast<CUpti_CallbackId>(CUPTI_CBID_SYNCHRONIZE_CONTEXT_SYNCHRONIZED));
+    EXPECT_TRUE(seen[0].has_context);
+    seen.clear();
+  }
+  // Only the synchronize domain was enabled: a launch fires nothing.
+  ASSERT_EQ(simtest::launch(&simtest::record_kernel, stream, 2), cudaSuccess);
+  ASSERT_EQ(cuptiEnableDomain(0, subscriber_, CUPTI_CB_DOMAIN_SYNCHRONIZE), CUPTI_SUCCESS);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  {
+    std::lock_guard lock(seen_mutex);
+    EXPECT_TRUE(seen.empty());
+  }
+  cudaStreamDestroy(stream);
+}
+
+// What a tool does on CONTEXT_CREATED (look the device up, retain the context) calls back into the runtime and
+// driver while they are creating that context: it must not deadlock. The context is created after subscribing.
+struct ReentrantCalls {
+  std::atomic<int> contexts_created{0};
+  CUcontext announced = nullptr;
+  cudaError_t device_count_result = cudaErrorUnknown;
+  int device_count = -1;
+  CUresult retain_result = CUDA_ERROR_UNKNOWN;
+  CUcontext retained = nullptr;
+};
+ReentrantCalls reentrant;
+
+void CUPTIAPI call_back_into_cuda(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_RESOURCE || cbid != CUPTI_CBID_RESOURCE_CONTEXT_CREATED) return;
+  reentrant.announced = static_cast<const CUpti_ResourceData*>(data)->context;
+  reentrant.device_count_result = cudaGetDeviceCount(&reentrant.device_count);
+  reentrant.retain_result = cuDevicePrimaryCtxRetain(&reentrant.retained, 0);
+  reentrant.contexts_created.fetch_add(1);
+}
+
+TEST(CuptiReentry, ContextCreatedCallbackMayCallTheRuntimeAndDriver) {
+  FRESH_PROCESS({
+    alarm(60);  // a deadlock fails this test instead of the whole suite
+    simtest::register_test_kernels();
+    CUpti_SubscriberHandle subscriber = nullptr;
+    ASSERT_EQ(cuptiSubscribe(&subscriber, call_back_into_cuda, nullptr), CUPTI_SUCCESS);
+    ASSERT_EQ(cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE), CUPTI_SUCCESS);
+    ASSERT_EQ(cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API), CUPTI_SUCCESS);
+    ASSERT_EQ(cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API), CUPTI_SUCCESS);
+    EXPECT_EQ(cudaFree(nullptr), cudaSuccess);  // creates the primary context, announced to the callback
+    EXPECT_EQ(reentrant.contexts_created.load(), 1);
+    EXPECT_NE(reentrant.announced, nullptr);
+    EXPECT_EQ(reentrant.device_count_result, cudaSuccess);
+    EXPECT_EQ(reentrant.device_count, 1);
+    EXPECT_EQ(reentrant.retain_result, CUDA_SUCCESS);
+    EXPECT_EQ(reentrant.retained, reentrant.announced);
+    CUcontext current = nullptr;
+    ASSERT_EQ(cuCtxGetCurrent(&current), CUDA_SUCCESS);
+    EXPECT_EQ(current, reentrant.announced);
+    EXPECT_EQ(simtest::launch(&simtest::record_kernel, nullptr, 1), cudaSuccess);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(simtest::recorded_ids(), std::vector<int>{1});
+    EXPECT_EQ(reentrant.contexts_created.load(), 1) << "the context is announced once";
+    EXPECT_EQ(cuptiUnsubscribe(subscriber), CUPTI_SUCCESS);
+  });
 }
 
 }  // namespace

@@ -5,8 +5,11 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "kernels/stock_kernels.h"
 #include "simcuda.h"
@@ -157,14 +160,22 @@ TEST_F(Driver, CaptureStatusFollowsBeginAndEnd) {
   ASSERT_EQ(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
   ASSERT_EQ(cuStreamIsCapturing(stream, &status), CUDA_SUCCESS);
   EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_ACTIVE);
-  EXPECT_EQ(cuStreamSynchronize(stream), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
   CUgraph graph = nullptr;
   ASSERT_EQ(cuStreamEndCapture(stream, &graph), CUDA_SUCCESS);
   ASSERT_EQ(cuStreamIsCapturing(stream, &status), CUDA_SUCCESS);
   EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_NONE);
+  EXPECT_EQ(cuGraphDestroy(graph), CUDA_SUCCESS);
+
+  // Synchronizing a capturing stream is refused and breaks the capture, as on CUDA.
+  ASSERT_EQ(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamSynchronize(stream), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  ASSERT_EQ(cuStreamIsCapturing(stream, &status), CUDA_SUCCESS);
+  EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+  graph = reinterpret_cast<CUgraph>(0x1);
+  EXPECT_EQ(cuStreamEndCapture(stream, &graph), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+  EXPECT_EQ(graph, nullptr);
   EXPECT_EQ(cuStreamBeginCapture(nullptr, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
       << "the legacy stream cannot be captured";
-  EXPECT_EQ(cuGraphDestroy(graph), CUDA_SUCCESS);
   EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
 }
 
@@ -185,6 +196,120 @@ TEST_F(Driver, NamesErrors) {
   ASSERT_EQ(cuGetErrorString(CUDA_ERROR_ILLEGAL_ADDRESS, &text), CUDA_SUCCESS);
   EXPECT_STREQ(text, "an illegal memory access was encountered");
   EXPECT_EQ(cuGetErrorName(static_cast<CUresult>(12345), &text), CUDA_ERROR_INVALID_VALUE);
+}
+
+TEST_F(Driver, PushThenPopLeavesTheContextBeneathCurrent) {
+  CUcontext context = nullptr;
+  ASSERT_EQ(cuCtxGetCurrent(&context), CUDA_SUCCESS);
+  ASSERT_NE(context, nullptr);
+  ASSERT_EQ(cuCtxPushCurrent(context), CUDA_SUCCESS);
+  CUcontext popped = nullptr;
+  ASSERT_EQ(cuCtxPopCurrent(&popped), CUDA_SUCCESS);
+  EXPECT_EQ(popped, context);
+  CUcontext current = nullptr;
+  ASSERT_EQ(cuCtxGetCurrent(&current), CUDA_SUCCESS);
+  EXPECT_EQ(current, context) << "the pop must uncover the context set before the push";
+  CUstream stream = nullptr;
+  EXPECT_EQ(cuStreamCreate(&stream, 0), CUDA_SUCCESS);
+  EXPECT_EQ(launch_busy(function(kBusyName), stream, 1), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
+}
+
+// The context stack is per thread: a new thread starts with an empty one.
+TEST_F(Driver, ContextStackPopsInOrderAndRefusesToPopWhenEmpty) {
+  CUcontext primary = nullptr;
+  ASSERT_EQ(cuCtxGetCurrent(&primary), CUDA_SUCCESS);
+  std::thread([primary] {
+    CUcontext popped = nullptr;
+    EXPECT_EQ(cuCtxPopCurrent(&popped), CUDA_ERROR_INVALID_CONTEXT);
+    CUcontext current = primary;
+    ASSERT_EQ(cuCtxGetCurrent(&current), CUDA_SUCCESS);
+    EXPECT_EQ(current, nullptr);
+    ASSERT_EQ(cuCtxPushCurrent(primary), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxPushCurrent(primary), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxPopCurrent(&popped), CUDA_SUCCESS);
+    EXPECT_EQ(popped, primary);
+    ASSERT_EQ(cuCtxGetCurrent(&current), CUDA_SUCCESS);
+    EXPECT_EQ(current, primary) << "one push is left";
+    CUstream stream = nullptr;
+    EXPECT_EQ(cuStreamCreate(&stream, 0), CUDA_SUCCESS);
+    EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
+    popped = nullptr;
+    ASSERT_EQ(cuCtxPopCurrent(&popped), CUDA_SUCCESS);
+    EXPECT_EQ(popped, primary);
+    ASSERT_EQ(cuCtxGetCurrent(&current), CUDA_SUCCESS);
+    EXPECT_EQ(current, nullptr);
+    EXPECT_EQ(cuCtxPopCurrent(&popped), CUDA_ERROR_INVALID_CONTEXT);
+    EXPECT_EQ(cuStreamCreate(&stream, 0), CUDA_ERROR_INVALID_CONTEXT);
+    // cuCtxSetCurrent replaces the top, or pushes onto an empty stack; nullptr pops.
+    ASSERT_EQ(cuCtxSetCurrent(primary), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxSetCurrent(primary), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxSetCurrent(nullptr), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxGetCurrent(&current), CUDA_SUCCESS);
+    EXPECT_EQ(current, nullptr);
+    EXPECT_EQ(cuCtxPopCurrent(&popped), CUDA_ERROR_INVALID_CONTEXT);
+  }).join();
+}
+
+TEST_F(Driver, StreamWriteValue32LandsAfterThePriorWorkOfItsStream) {
+  CUstream stream;
+  ASSERT_EQ(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  void* host = nullptr;
+  ASSERT_EQ(cuMemHostAlloc(&host, 2 * sizeof(uint32_t), CU_MEMHOSTALLOC_DEVICEMAP), CUDA_SUCCESS);
+  auto* slots = static_cast<volatile uint32_t*>(host);
+  slots[0] = 0;
+  slots[1] = 0;
+  CUdeviceptr slot = 0;
+  ASSERT_EQ(cuMemHostGetDevicePointer(&slot, host, 0), CUDA_SUCCESS);
+  ASSERT_EQ(launch_busy(function(kBusyName), stream, 100000), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamWriteValue32(stream, slot, 42, 0), CUDA_SUCCESS);
+  EXPECT_EQ(slots[0], 0u) << "the write waits for the kernel before it";
+  ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  EXPECT_EQ(slots[0], 42u);
+  EXPECT_EQ(slots[1], 0u) << "a 32-bit write touches 4 bytes";
+  ASSERT_EQ(cuStreamWriteValue32(stream, slot + 4, 7, 0), CUDA_SUCCESS) << "4-byte alignment is enough";
+  ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  EXPECT_EQ(slots[1], 7u);
+  EXPECT_EQ(slots[0], 42u);
+  EXPECT_EQ(cuStreamWriteValue32(stream, slot + 2, 1, 0), CUDA_ERROR_INVALID_VALUE) << "misaligned";
+  uint32_t unmapped = 0;
+  EXPECT_EQ(cuStreamWriteValue32(stream, reinterpret_cast<CUdeviceptr>(&unmapped), 1, 0), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemFreeHost(host), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
+}
+
+// A breadcrumb written during a capture is not captured: it fails, never lands, and invalidates the capture.
+TEST_F(Driver, StreamWriteDuringCaptureFailsAndInvalidatesTheCapture) {
+  CUstream stream;
+  ASSERT_EQ(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  void* host = nullptr;
+  ASSERT_EQ(cuMemHostAlloc(&host, sizeof(uint64_t), CU_MEMHOSTALLOC_DEVICEMAP), CUDA_SUCCESS);
+  *static_cast<volatile uint64_t*>(host) = 0;
+  CUdeviceptr slot = 0;
+  ASSERT_EQ(cuMemHostGetDevicePointer(&slot, host, 0), CUDA_SUCCESS);
+
+  ASSERT_EQ(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+  EXPECT_EQ(launch_busy(function(kBusyName), stream, 1), CUDA_SUCCESS) << "kernel launches are captured";
+  EXPECT_EQ(cuStreamWriteValue64(stream, slot, 42, 0), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  EXPECT_EQ(cuStreamWriteValue32(stream, slot, 43, 0), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  ASSERT_EQ(cuStreamIsCapturing(stream, &status), CUDA_SUCCESS);
+  EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+  auto graph = reinterpret_cast<CUgraph>(host);  // must be overwritten
+  EXPECT_EQ(cuStreamEndCapture(stream, &graph), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+  EXPECT_EQ(graph, nullptr);
+  ASSERT_EQ(cuStreamIsCapturing(stream, &status), CUDA_SUCCESS);
+  EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_NONE);
+  ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  EXPECT_EQ(*static_cast<volatile uint64_t*>(host), 0u) << "the write issued during the capture landed";
+
+  // Outside a capture the same write lands.
+  ASSERT_EQ(cuStreamWriteValue64(stream, slot, 44, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  EXPECT_EQ(*static_cast<volatile uint64_t*>(host), 44u);
+  EXPECT_EQ(cuMemFreeHost(host), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
 }
 
 TEST(DriverInit, CallsBeforeCuInitFail) {
@@ -298,6 +423,87 @@ TEST(DriverFault, StreamWriteAfterAFaultedKernelNeverLands) {
     EXPECT_EQ(slots[0], 1u);
     CUcontext current = nullptr;
     EXPECT_EQ(cuCtxGetCurrent(&current), CUDA_SUCCESS) << "context queries still answer";
+  });
+}
+
+// In a fresh process: initialize, make the primary context current, load a module, give busy and fault.
+void bring_up(CUfunction* busy, CUfunction* fault) {
+  ASSERT_NE(simkernels_host_stub("busy"), nullptr);
+  ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
+  CUcontext context;
+  ASSERT_EQ(cuDevicePrimaryCtxRetain(&context, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSetCurrent(context), CUDA_SUCCESS);
+  CUmodule module;
+  ASSERT_EQ(cuModuleLoadData(&module, "image"), CUDA_SUCCESS);
+  ASSERT_EQ(cuModuleGetFunction(busy, module, kBusyName), CUDA_SUCCESS);
+  ASSERT_EQ(cuModuleGetFunction(fault, module, kFaultName), CUDA_SUCCESS);
+}
+
+TEST(DriverFault, StreamWriteValue32AfterAFaultedKernelNeverLands) {
+  FRESH_PROCESS({
+    CUfunction busy = nullptr, fault = nullptr;
+    bring_up(&busy, &fault);
+    if (::testing::Test::HasFatalFailure()) return;
+    CUstream stream;
+    ASSERT_EQ(cuStreamCreate(&stream, 0), CUDA_SUCCESS);
+    void* host = nullptr;
+    ASSERT_EQ(cuMemHostAlloc(&host, 2 * sizeof(uint32_t), CU_MEMHOSTALLOC_DEVICEMAP), CUDA_SUCCESS);
+    auto* slots = static_cast<volatile uint32_t*>(host);
+    slots[0] = 0;
+    slots[1] = 0;
+    CUdeviceptr device_slots;
+    ASSERT_EQ(cuMemHostGetDevicePointer(&device_slots, host, 0), CUDA_SUCCESS);
+
+    ASSERT_EQ(launch_busy(busy, stream, 20000), CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamWriteValue32(stream, device_slots, 1, 0), CUDA_SUCCESS);
+    int code = 710;
+    void* args[] = {&code};
+    ASSERT_EQ(cuLaunchKernel(fault, 1, 1, 1, 1, 1, 1, 0, stream, args, nullptr), CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamWriteValue32(stream, device_slots, 2, 0), CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamWriteValue32(stream, device_slots + 4, 3, 0), CUDA_SUCCESS);
+    EXPECT_EQ(cuStreamSynchronize(stream), CUDA_ERROR_ASSERT);
+    EXPECT_EQ(slots[0], 1u) << "the breadcrumb before the faulting kernel landed";
+    EXPECT_EQ(slots[1], 0u) << "nothing after the faulting kernel landed";
+    EXPECT_EQ(cuStreamWriteValue32(stream, device_slots, 4, 0), CUDA_ERROR_ASSERT);
+    EXPECT_EQ(cuStreamSynchronize(stream), CUDA_ERROR_ASSERT);
+    EXPECT_EQ(slots[0], 1u);
+  });
+}
+
+// The driver's assertion line is printed by a synchronizing call, not by calls that merely return the sticky error.
+TEST(DriverFault, CallsThatDoNotSynchronizeDoNotPrintTheAssertionLine) {
+  FRESH_PROCESS({
+    CUfunction busy = nullptr, fault = nullptr;
+    bring_up(&busy, &fault);
+    if (::testing::Test::HasFatalFailure()) return;
+    simcuda_register_kernel(nullptr, "_Z18driver_assert_kerni", [](void**, dim3, dim3) {
+      simcuda_device_assert("kern.py", 9, "driver_assert_kern", "idx < n", dim3{0, 0, 0}, dim3{4, 0, 0});
+    });
+    CUmodule module;
+    ASSERT_EQ(cuModuleLoadData(&module, "image"), CUDA_SUCCESS);
+    CUfunction asserting;
+    ASSERT_EQ(cuModuleGetFunction(&asserting, module, "_Z18driver_assert_kerni"), CUDA_SUCCESS);
+    CUstream stream;
+    ASSERT_EQ(cuStreamCreate(&stream, 0), CUDA_SUCCESS);
+    void* host = nullptr;
+    ASSERT_EQ(cuMemHostAlloc(&host, sizeof(uint64_t), CU_MEMHOSTALLOC_DEVICEMAP), CUDA_SUCCESS);
+    CUdeviceptr slot;
+    ASSERT_EQ(cuMemHostGetDevicePointer(&slot, host, 0), CUDA_SUCCESS);
+
+    simtest::StderrCapture err;
+    int n = 1;
+    void* args[] = {&n};
+    ASSERT_EQ(cuLaunchKernel(asserting, 1, 1, 1, 1, 1, 1, 0, stream, args, nullptr), CUDA_SUCCESS);
+    CUresult seen = CUDA_SUCCESS;
+    CUdevice device;
+    for (int i = 0; i < 10000 && (seen = cuCtxGetDevice(&device)) == CUDA_SUCCESS; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_EQ(seen, CUDA_ERROR_ASSERT);
+    EXPECT_EQ(launch_busy(busy, stream, 1), CUDA_ERROR_ASSERT);
+    EXPECT_EQ(cuStreamWriteValue64(stream, slot, 1, 0), CUDA_ERROR_ASSERT);
+    CUstream other;
+    EXPECT_EQ(cuStreamCreate(&other, 0), CUDA_ERROR_ASSERT);
+    EXPECT_EQ(err.text(), "") << "printed before any synchronizing call";
   });
 }
 

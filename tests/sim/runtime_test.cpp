@@ -1,14 +1,21 @@
 // The simulated runtime (libcudart.so.13) over the simulated driver: asynchrony, stream ordering and concurrency,
 // the default streams, events, copies, graphs, and the sticky and non-sticky errors of real CUDA.
+#include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "kernels/stock_kernels.h"
+#include "simcuda.h"
 #include "support/cuda_entry_points.h"
 #include "support/fresh_process.h"
 #include "support/test_kernels.h"
@@ -273,6 +280,204 @@ TEST_F(Runtime, NamesKernelsAndErrors) {
   EXPECT_EQ(version, CUDART_VERSION);
 }
 
+TEST_F(Runtime, BlockingStreamWaitsForEarlierWorkOnTheLegacyStream) {
+  cudaStream_t blocking;
+  ASSERT_EQ(cudaStreamCreate(&blocking), cudaSuccess);
+  std::atomic<int> flag{0};
+  int seen = -1;
+  ASSERT_EQ(launch(&set_flag_kernel, nullptr, &flag, 50000u), cudaSuccess);
+  ASSERT_EQ(launch(&read_flag_kernel, blocking, &flag, &seen), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(blocking), cudaSuccess);
+  EXPECT_EQ(seen, 1) << "the blocking stream's kernel ran before the legacy stream's earlier work finished";
+  cudaStreamDestroy(blocking);
+}
+
+// A tool (or a library such as Triton) pushing and popping the context on the runtime's thread must leave the
+// runtime's context current. Run on a thread of its own: the context stack is per thread.
+TEST_F(Runtime, PushAndPopOfTheContextLeaveThePrimaryContextCurrent) {
+  std::thread([] {
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+    CUcontext primary = nullptr;
+    ASSERT_EQ(cuCtxGetCurrent(&primary), CUDA_SUCCESS);
+    ASSERT_NE(primary, nullptr) << "the runtime binds its context to the thread";
+    ASSERT_EQ(cuCtxPushCurrent(primary), CUDA_SUCCESS);
+    CUcontext popped = nullptr;
+    ASSERT_EQ(cuCtxPopCurrent(&popped), CUDA_SUCCESS);
+    EXPECT_EQ(popped, primary);
+    CUcontext current = nullptr;
+    ASSERT_EQ(cuCtxGetCurrent(&current), CUDA_SUCCESS);
+    EXPECT_EQ(current, primary) << "the pop must uncover the context the runtime had bound";
+    void* memory = nullptr;
+    EXPECT_EQ(cudaMalloc(&memory, 64), cudaSuccess);
+    cudaStream_t stream = nullptr;
+    EXPECT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+    EXPECT_EQ(launch(&record_kernel, stream, 1), cudaSuccess);
+    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+    EXPECT_EQ(cudaFree(memory), cudaSuccess);
+  }).join();
+  EXPECT_EQ(recorded_ids(), std::vector<int>{1});
+}
+
+TEST_F(Runtime, RuntimeRebindsThePrimaryContextWhenTheThreadHasNone) {
+  std::thread([] {
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+    CUcontext primary = nullptr;
+    ASSERT_EQ(cuCtxGetCurrent(&primary), CUDA_SUCCESS);
+    ASSERT_NE(primary, nullptr);
+    ASSERT_EQ(cuCtxSetCurrent(nullptr), CUDA_SUCCESS);
+    CUcontext current = primary;
+    ASSERT_EQ(cuCtxGetCurrent(&current), CUDA_SUCCESS);
+    EXPECT_EQ(current, nullptr);
+    void* memory = nullptr;
+    EXPECT_EQ(cudaMalloc(&memory, 64), cudaSuccess) << "the runtime's next call binds the primary context again";
+    ASSERT_EQ(cuCtxGetCurrent(&current), CUDA_SUCCESS);
+    EXPECT_EQ(current, primary);
+    EXPECT_EQ(cudaFree(memory), cudaSuccess);
+  }).join();
+}
+
+// Only kernel launches are captured; other work fails with the capture error, is not run, and invalidates the
+// capture, which then ends without a graph.
+TEST_F(Runtime, UncapturableWorkFailsDoesNotRunAndInvalidatesTheCapture) {
+  (void)cudaGetLastError();
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  int* slot = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&slot), sizeof(int)), cudaSuccess);
+  const int zero = 0, value = 42;
+  ASSERT_EQ(cudaMemcpy(slot, &zero, sizeof zero, cudaMemcpyHostToDevice), cudaSuccess);
+  static std::atomic<int> host_function_runs{0};
+  host_function_runs = 0;
+  cudaEvent_t start, marker;
+  ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&marker), cudaSuccess);
+  ASSERT_EQ(cudaEventRecord(start, stream), cudaSuccess);
+
+  struct Case {
+    const char* what;
+    cudaError_t (*issue)(cudaStream_t, int*, const int*, cudaEvent_t);
+  };
+  const Case cases[] = {
+      {"cudaMemcpyAsync",
+       [](cudaStream_t s, int* dst, const int* src, cudaEvent_t) {
+         return cudaMemcpyAsync(dst, src, sizeof(int), cudaMemcpyHostToDevice, s);
+       }},
+      {"cudaLaunchHostFunc",
+       [](cudaStream_t s, int*, const int*, cudaEvent_t) {
+         return cudaLaunchHostFunc(s, [](void*) { host_function_runs.fetch_add(1); }, nullptr);
+       }},
+      {"cudaEventRecord", [](cudaStream_t s, int*, const int*, cudaEvent_t e) { return cudaEventRecord(e, s); }},
+  };
+  int id = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
+    EXPECT_EQ(launch(&record_kernel, stream, ++id), cudaSuccess) << "kernel launches are captured";
+    EXPECT_EQ(c.issue(stream, slot, &value, marker), cudaErrorStreamCaptureUnsupported);
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    ASSERT_EQ(cudaStreamIsCapturing(stream, &status), cudaSuccess);
+    EXPECT_EQ(status, cudaStreamCaptureStatusInvalidated);
+    auto graph = reinterpret_cast<cudaGraph_t>(&id);  // must be overwritten
+    EXPECT_EQ(cudaStreamEndCapture(stream, &graph), cudaErrorStreamCaptureInvalidated);
+    EXPECT_EQ(graph, nullptr);
+    ASSERT_EQ(cudaStreamIsCapturing(stream, &status), cudaSuccess);
+    EXPECT_EQ(status, cudaStreamCaptureStatusNone);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess) << "the capture errors are not sticky";
+  }
+  int landed = -1;
+  ASSERT_EQ(cudaMemcpy(&landed, slot, sizeof landed, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(landed, 0) << "the copy issued during the capture ran";
+  EXPECT_EQ(host_function_runs.load(), 0) << "the host function issued during the capture ran";
+  float ms = 0;
+  EXPECT_NE(cudaEventElapsedTime(&ms, start, marker), cudaSuccess)
+      << "the event issued during the capture was recorded";
+  EXPECT_TRUE(recorded_ids().empty()) << "the kernels of an invalidated capture never run";
+
+  // The stream captures and runs as before.
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
+  ASSERT_EQ(launch(&record_kernel, stream, 10), cudaSuccess);
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  ASSERT_NE(graph, nullptr);
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+  ASSERT_EQ(launch(&record_kernel, stream, 11), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  EXPECT_EQ(recorded_ids(), (std::vector<int>{10, 11}));
+  EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+  EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+  cudaEventDestroy(start);
+  cudaEventDestroy(marker);
+  cudaFree(slot);
+  cudaStreamDestroy(stream);
+  (void)cudaGetLastError();
+}
+
+// How PyTorch reaches driver entry points it does not link: the driver's own addresses, by cuGetProcAddress.
+TEST_F(Runtime, GetDriverEntryPointGivesTheDriversEntryPoints) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
+  ASSERT_EQ(cudaGetDriverEntryPoint("cuLaunchKernel", &fn, cudaEnableDefault, &status), cudaSuccess);
+  EXPECT_EQ(status, cudaDriverEntryPointSuccess);
+  EXPECT_NE(fn, nullptr);
+  EXPECT_EQ(fn, dlsym(RTLD_DEFAULT, "cuLaunchKernel"));
+  ASSERT_EQ(cudaGetDriverEntryPoint("cuLaunchKernel", &fn, cudaEnablePerThreadDefaultStream, &status), cudaSuccess);
+  EXPECT_NE(fn, nullptr);
+  EXPECT_EQ(fn, dlsym(RTLD_DEFAULT, "cuLaunchKernel_ptsz"));
+  fn = &status;
+  status = cudaDriverEntryPointSuccess;
+  EXPECT_EQ(cudaGetDriverEntryPoint("cuNoSuchEntryPoint", &fn, cudaEnableDefault, &status), cudaErrorSymbolNotFound);
+  EXPECT_EQ(status, cudaDriverEntryPointSymbolNotFound);
+  EXPECT_EQ(fn, nullptr);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorSymbolNotFound);
+#pragma GCC diagnostic pop
+}
+
+TEST_F(Runtime, ElapsedTimeBetweenTwoRecordedEventsIsNotNegative) {
+  cudaStream_t stream;
+  cudaEvent_t start, end;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&end), cudaSuccess);
+  ASSERT_EQ(cudaEventRecord(start, stream), cudaSuccess);
+  ASSERT_EQ(launch(busy(), stream, 2000ull), cudaSuccess);
+  ASSERT_EQ(cudaEventRecord(end, stream), cudaSuccess);
+  ASSERT_EQ(cudaEventSynchronize(end), cudaSuccess);
+  float ms = -1;
+  ASSERT_EQ(cudaEventElapsedTime(&ms, start, end), cudaSuccess);
+  EXPECT_GE(ms, 0.0f);
+  EXPECT_EQ(cudaEventDestroy(start), cudaSuccess);
+  EXPECT_EQ(cudaEventDestroy(end), cudaSuccess);
+  cudaStreamDestroy(stream);
+}
+
+TEST_F(Runtime, MemsetAsyncFillsAfterThePriorWorkOfItsStream) {
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  unsigned char* memory = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&memory), 64), cudaSuccess);
+  ASSERT_EQ(launch(busy(), stream, 20000ull), cudaSuccess);
+  ASSERT_EQ(launch(&store_int_kernel, stream, reinterpret_cast<int*>(memory), 7), cudaSuccess);
+  ASSERT_EQ(cudaMemsetAsync(memory, 0x5a, 64, stream), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  unsigned char host[64] = {};
+  ASSERT_EQ(cudaMemcpy(host, memory, sizeof host, cudaMemcpyDeviceToHost), cudaSuccess);
+  for (unsigned char byte : host) ASSERT_EQ(byte, 0x5a);
+  EXPECT_EQ(cudaFree(memory), cudaSuccess);
+  cudaStreamDestroy(stream);
+}
+
+TEST_F(Runtime, EmptyAllocationSucceedsWithANullPointer) {
+  void* memory = &memory;
+  EXPECT_EQ(cudaMalloc(&memory, 0), cudaSuccess);
+  EXPECT_EQ(memory, nullptr);
+  EXPECT_EQ(cudaFree(memory), cudaSuccess);
+}
+
 // The heart of the problem firstassert solves: an assert in launch k of n surfaces only at a later sync.
 TEST(RuntimeFault, AssertInAnInFlightLaunchSurfacesAtTheNextSyncAndSticks) {
   FRESH_PROCESS({
@@ -347,6 +552,158 @@ TEST(RuntimeFault, AssertOnOneStreamDropsWorkOnEveryStream) {
     EXPECT_TRUE(recorded_ids().empty());
     EXPECT_NE(err.text().find("Assertion `label < n_classes` failed."), std::string::npos);
   });
+}
+
+// Waits for the assert of assert_kernel through calls that do not synchronize, then checks that neither they, nor a
+// launch or cudaGetLastError after the fault, print the driver's assertion line.
+void expect_fault_learned_without_printing(cudaStream_t stream) {
+  StderrCapture err;
+  ASSERT_EQ(launch(&assert_kernel, stream, 5u), cudaSuccess);
+  cudaError_t seen = cudaSuccess;
+  for (int i = 0; i < 10000 && (seen = cudaPeekAtLastError()) == cudaSuccess; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(seen, cudaErrorAssert);
+  EXPECT_EQ(launch(&record_kernel, stream, 1), cudaErrorAssert);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorAssert);
+  EXPECT_EQ(cudaPeekAtLastError(), cudaErrorAssert);
+  EXPECT_EQ(err.text(), "") << "printed before any synchronizing call";
+}
+
+const char* const kAssertLine =
+    "train.cu:42: assert_kernel: block: [1,0,0], thread: [5,0,0] Assertion `label < n_classes` failed.\n";
+
+// The driver prints a device's assertion line when the host synchronizes, not when a call merely learns the error.
+TEST(RuntimeFault, CallsThatDoNotSynchronizeDoNotPrintTheAssertionLine) {
+  FRESH_PROCESS({
+    register_test_kernels();
+    cudaStream_t stream;
+    ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+    expect_fault_learned_without_printing(stream);
+    EXPECT_TRUE(recorded_ids().empty());
+  });
+}
+
+// Even when an earlier call already learnt the sticky error, the first synchronization prints the line, once.
+TEST(RuntimeFault, FirstSynchronizeAfterTheFaultPrintsTheAssertionLineOnce) {
+  FRESH_PROCESS({
+    register_test_kernels();
+    cudaStream_t stream;
+    ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+    expect_fault_learned_without_printing(stream);
+    {
+      StderrCapture err;
+      EXPECT_EQ(cudaStreamSynchronize(stream), cudaErrorAssert);
+      EXPECT_EQ(err.text(), kAssertLine);
+    }
+    {
+      StderrCapture err;
+      EXPECT_EQ(cudaStreamSynchronize(stream), cudaErrorAssert);
+      EXPECT_EQ(cudaDeviceSynchronize(), cudaErrorAssert);
+      EXPECT_EQ(err.text(), "") << "the line is printed once";
+    }
+  });
+}
+
+TEST(RuntimeLimits, GetDevicePropertiesIsNotSupportedAndSaysSoOnce) {
+  FRESH_PROCESS({
+    StderrCapture err;
+    cudaDeviceProp prop{};
+    EXPECT_EQ(cudaGetDeviceProperties(&prop, 0), cudaErrorNotSupported);
+    EXPECT_EQ(cudaGetDeviceProperties(&prop, 0), cudaErrorNotSupported);
+    EXPECT_EQ(cudaGetLastError(), cudaErrorNotSupported);
+    EXPECT_EQ(err.text(), "simcuda: cudaGetDeviceProperties is not supported by the simulator\n");
+  });
+}
+
+// ---- the process exiting with work still queued ------------------------------------------------------------------
+
+// What the kernels of the exit tests write into: a function-local static that marks itself dead when destroyed. The
+// test builds it before the device exists, so it is destroyed after the simulator's exit handler has run. (A static
+// built after the device is destroyed before that handler: kernel bodies, which on the simulator are host code, can
+// still reach it. A known limit of the simulator, see docs/architecture.md; real kernels never touch host statics.)
+struct ExitSink {
+  std::atomic<bool> dead{false};
+  std::atomic<long> writes{0};
+  std::atomic<cudaStream_t> stream{nullptr};
+  ~ExitSink();
+};
+
+ExitSink& exit_sink() {
+  static ExitSink sink;
+  return sink;
+}
+
+ExitSink::~ExitSink() {
+  dead.store(true);
+  // While the device still runs the queued kernels, the next one finds this object destroyed (and exits with 3):
+  // wait for that, bounded, so that a missing teardown fails every time rather than by chance.
+  for (int i = 0; i < 10000 && cudaStreamQuery(stream.load()) == cudaErrorNotReady; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+volatile int exit_stub_calls = 0;
+void exit_work_kernel(unsigned long long) { exit_stub_calls = 1; }
+void exit_assert_kernel(std::atomic<int>*) { exit_stub_calls = 2; }
+
+void register_exit_kernels() {
+  const size_t u64[] = {sizeof(unsigned long long)};
+  simcuda_register_kernel_with_params(reinterpret_cast<const void*>(&exit_work_kernel), "exit_work_kernel",
+                                      [](void** a, dim3, dim3) {
+                                        ExitSink& sink = exit_sink();
+                                        if (sink.dead.load()) _exit(3);  // ran after the program's statics died
+                                        unsigned long long us;
+                                        std::memcpy(&us, a[0], sizeof us);
+                                        simcuda_sleep_us(static_cast<unsigned>(us));
+                                        if (sink.dead.load()) _exit(3);
+                                        sink.writes.fetch_add(1);
+                                      },
+                                      1, u64);
+  const size_t one_pointer[] = {sizeof(void*)};
+  simcuda_register_kernel_with_params(reinterpret_cast<const void*>(&exit_assert_kernel), "exit_assert_kernel",
+                                      [](void** a, dim3, dim3) {
+                                        simcuda_device_assert("exit.cu", 7, "exit_assert_kernel", "never synchronized",
+                                                              dim3{2, 0, 0}, dim3{3, 0, 0});
+                                        std::atomic<int>* raised;
+                                        std::memcpy(&raised, a[0], sizeof raised);
+                                        raised->store(1);
+                                      },
+                                      1, one_pointer);
+}
+
+TEST(RuntimeExit, ExitWithKernelsStillQueuedIsPromptAndClean) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        alarm(60);  // a hang at exit fails this test instead of the whole suite
+        (void)exit_sink();
+        register_exit_kernels();
+        cudaStream_t stream;
+        if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) _exit(10);
+        exit_sink().stream = stream;
+        for (int i = 0; i < 200; ++i) {
+          if (launch(&exit_work_kernel, stream, 2000ull) != cudaSuccess) _exit(11);
+          if (launch(&exit_work_kernel, nullptr, 2000ull) != cudaSuccess) _exit(12);
+        }
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+TEST(RuntimeExit, AssertionNeverSynchronizedOnIsPrintedAtExit) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        alarm(60);
+        register_exit_kernels();
+        static std::atomic<int> raised{0};
+        if (launch(&exit_assert_kernel, nullptr, &raised) != cudaSuccess) _exit(10);
+        // Wait for the assert on the host side only: no CUDA call learns of it before the exit.
+        for (int i = 0; i < 10000 && raised.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        std::exit(raised.load() == 1 ? 0 : 11);
+      },
+      ::testing::ExitedWithCode(0),
+      "exit\\.cu:7: exit_assert_kernel: block: \\[2,0,0\\], thread: \\[3,0,0\\] "
+      "Assertion `never synchronized` failed\\.");
 }
 
 }  // namespace

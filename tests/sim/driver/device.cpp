@@ -278,6 +278,7 @@ CUresult Device::launch(Stream* stream, Kernel* kernel, dim3 grid, dim3 block, v
   {
     std::lock_guard lock(mutex_);
     if (stream->capture != nullptr) {
+      if (stream->capture->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
       stream->capture->launches.push_back(std::move(work));
       return CUDA_SUCCESS;
     }
@@ -362,6 +363,11 @@ CUresult Device::sync_result_locked() {
   return static_cast<CUresult>(std::exchange(async_error_, 0));
 }
 
+CUresult Device::sticky_at_sync() {
+  std::lock_guard lock(mutex_);
+  return sync_result_locked();
+}
+
 CUresult Device::wait_for(Stream* stream, uint64_t seq) {
   std::unique_lock lock(mutex_);
   changed_.wait(lock, [&] { return faulted() || shutting_down() || stream->completed >= seq; });
@@ -370,7 +376,10 @@ CUresult Device::wait_for(Stream* stream, uint64_t seq) {
 
 CUresult Device::synchronize(Stream* stream) {
   std::unique_lock lock(mutex_);
-  if (stream->capture != nullptr) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  if (stream->capture != nullptr) {
+    stream->capture->invalidated = true;  // as on CUDA: the illegal sync also breaks the capture
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
   changed_.wait(lock, [&] { return faulted() || shutting_down() || (stream->queue.empty() && !stream->busy); });
   return sync_result_locked();
 }

@@ -99,6 +99,9 @@ class Device {
   CUresult query(Stream* stream);
   CUresult query_event(Event* event);
   CUresult synchronize_event(Event* event);
+  // What a synchronizing call returns once the context is known to be lost: the sticky error, after printing the
+  // device's pending assertion lines (a sync is where the driver prints them).
+  CUresult sticky_at_sync();
 
   CUresult begin_capture(Stream* stream);
   CUresult end_capture(Stream* stream, Graph** graph);

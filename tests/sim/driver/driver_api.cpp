@@ -45,6 +45,13 @@ CUresult context_ready() {
   return device().observe_error();
 }
 
+// For synchronizing calls: the context checks, where a lost context is reported as a sync reports it (printing the
+// device's pending assertion lines, even if an earlier call already returned the sticky error).
+CUresult sync_ready() {
+  CUresult r = context_ready();
+  return simcuda::is_sticky_error(r) ? device().sticky_at_sync() : r;
+}
+
 // Resolves a stream handle after the context checks; *stream is null on error.
 CUresult stream_ready(CUstream handle, bool per_thread, Stream** stream) {
   *stream = nullptr;
@@ -91,6 +98,7 @@ CUresult graph_launch(CUgraphExec exec, CUstream handle, bool per_thread) {
 }
 
 CUresult stream_sync(CUstream handle, bool per_thread) {
+  if (CUresult r = sync_ready(); r != CUDA_SUCCESS) return r;
   Stream* stream = nullptr;
   if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
   CUresult r = device().synchronize(stream);
@@ -99,6 +107,7 @@ CUresult stream_sync(CUstream handle, bool per_thread) {
 }
 
 CUresult stream_query(CUstream handle, bool per_thread) {
+  if (CUresult r = sync_ready(); r != CUDA_SUCCESS) return r;
   Stream* stream = nullptr;
   if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
   return device().query(stream);
@@ -153,6 +162,9 @@ CUresult write_value(CUstream handle, CUdeviceptr address, uint64_t value, bool 
 }
 
 CUresult copy(void* dst, const void* src, size_t bytes, CUstream handle, bool per_thread, bool blocking) {
+  if (blocking) {
+    if (CUresult r = sync_ready(); r != CUDA_SUCCESS) return r;
+  }
   Stream* stream = nullptr;
   if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
   if (bytes == 0) return CUDA_SUCCESS;
@@ -330,7 +342,7 @@ CUresult CUDAAPI cuCtxGetDevice(CUdevice* device_out) {
 
 CUresult CUDAAPI cuCtxSynchronize(void) {
   return TRACED(cuCtxSynchronize) {
-    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+    if (CUresult r = sync_ready(); r != CUDA_SUCCESS) return r;
     CUresult r = device().synchronize_device();
     simcuda::emit_synchronize_event(CUPTI_CBID_SYNCHRONIZE_CONTEXT_SYNCHRONIZED, nullptr);
     return r;
@@ -627,7 +639,7 @@ CUresult CUDAAPI cuEventRecord_ptsz(CUevent hEvent, CUstream hStream) {
 
 CUresult CUDAAPI cuEventQuery(CUevent hEvent) {
   return TRACED(cuEventQuery, hEvent) {
-    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+    if (CUresult r = sync_ready(); r != CUDA_SUCCESS) return r;
     if (hEvent == nullptr) return CUDA_ERROR_INVALID_HANDLE;
     return device().query_event(reinterpret_cast<simcuda::Event*>(hEvent));
   });
@@ -635,7 +647,7 @@ CUresult CUDAAPI cuEventQuery(CUevent hEvent) {
 
 CUresult CUDAAPI cuEventSynchronize(CUevent hEvent) {
   return TRACED(cuEventSynchronize, hEvent) {
-    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+    if (CUresult r = sync_ready(); r != CUDA_SUCCESS) return r;
     if (hEvent == nullptr) return CUDA_ERROR_INVALID_HANDLE;
     return device().synchronize_event(reinterpret_cast<simcuda::Event*>(hEvent));
   });

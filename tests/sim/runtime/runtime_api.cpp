@@ -68,9 +68,9 @@ cudaError_t to_runtime(CUresult r) { return static_cast<cudaError_t>(r); }
 
 const DriverEntries& entries(bool per_thread) { return per_thread ? driver().per_thread : driver().legacy; }
 
-// Lazy initialization (cuInit, the primary context), the primary context bound whenever the thread has none
-// current (as cudart does after a tool pushed and popped its own), then the context's sticky error.
-cudaError_t ready() {
+// Lazy initialization (cuInit, the primary context), and the primary context bound whenever the thread has none
+// current (as cudart does after a tool pushed and popped its own).
+cudaError_t prepare() {
   if (!driver().loaded) return cudaErrorInsufficientDriver;
   const DriverEntries& d = driver().legacy;
   if (!init_done.load(std::memory_order_acquire)) {
@@ -86,6 +86,12 @@ cudaError_t ready() {
   }
   if (CUresult r = init_result.load(); r != CUDA_SUCCESS) return to_runtime(r);
   if (driver().table->current_context() == nullptr) d.ctx_set_current(primary.load());
+  return cudaSuccess;
+}
+
+// prepare(), then the context's sticky error.
+cudaError_t ready() {
+  if (cudaError_t e = prepare(); e != cudaSuccess) return e;
   return to_runtime(driver().table->context_error());
 }
 
@@ -157,6 +163,13 @@ cudaError_t via_driver(Call&& call) {
   return to_runtime(call());
 }
 
+// A synchronizing call always reaches the driver, which reports a lost context as a sync does.
+template <typename Call>
+cudaError_t sync_via_driver(Call&& call) {
+  if (cudaError_t e = prepare(); e != cudaSuccess) return e;
+  return to_runtime(call());
+}
+
 }  // namespace
 
 extern "C" {
@@ -207,7 +220,7 @@ cudaError_t CUDARTAPI cudaSetDevice(int device) {
 
 cudaError_t CUDARTAPI cudaDeviceSynchronize(void) {
   return TRACED(cudaDeviceSynchronize, v3020) {
-    return via_driver([&] { return driver().legacy.ctx_synchronize(); });
+    return sync_via_driver([&] { return driver().legacy.ctx_synchronize(); });
   }));
 }
 
@@ -464,25 +477,25 @@ cudaError_t CUDARTAPI cudaStreamDestroy(cudaStream_t stream) {
 
 cudaError_t CUDARTAPI cudaStreamSynchronize(cudaStream_t stream) {
   return TRACED(cudaStreamSynchronize, v3020, stream) {
-    return via_driver([&] { return driver().legacy.stream_synchronize(stream); });
+    return sync_via_driver([&] { return driver().legacy.stream_synchronize(stream); });
   }));
 }
 
 cudaError_t CUDARTAPI cudaStreamSynchronize_ptsz(cudaStream_t stream) {
   return TRACED(cudaStreamSynchronize_ptsz, v7000, stream) {
-    return via_driver([&] { return driver().per_thread.stream_synchronize(stream); });
+    return sync_via_driver([&] { return driver().per_thread.stream_synchronize(stream); });
   }));
 }
 
 cudaError_t CUDARTAPI cudaStreamQuery(cudaStream_t stream) {
   return TRACED(cudaStreamQuery, v3020, stream) {
-    return via_driver([&] { return driver().legacy.stream_query(stream); });
+    return sync_via_driver([&] { return driver().legacy.stream_query(stream); });
   }));
 }
 
 cudaError_t CUDARTAPI cudaStreamQuery_ptsz(cudaStream_t stream) {
   return TRACED(cudaStreamQuery_ptsz, v7000, stream) {
-    return via_driver([&] { return driver().per_thread.stream_query(stream); });
+    return sync_via_driver([&] { return driver().per_thread.stream_query(stream); });
   }));
 }
 
@@ -532,13 +545,13 @@ cudaError_t CUDARTAPI cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t strea
 
 cudaError_t CUDARTAPI cudaEventQuery(cudaEvent_t event) {
   return TRACED(cudaEventQuery, v3020, event) {
-    return via_driver([&] { return driver().legacy.event_query(event); });
+    return sync_via_driver([&] { return driver().legacy.event_query(event); });
   }));
 }
 
 cudaError_t CUDARTAPI cudaEventSynchronize(cudaEvent_t event) {
   return TRACED(cudaEventSynchronize, v3020, event) {
-    return via_driver([&] { return driver().legacy.event_synchronize(event); });
+    return sync_via_driver([&] { return driver().legacy.event_synchronize(event); });
   }));
 }
 
@@ -596,7 +609,7 @@ cudaError_t CUDARTAPI cudaHostGetDevicePointer(void** pDevice, void* pHost, unsi
 // Copies go through cuMemcpy: with unified addressing the direction is implied by the pointers.
 cudaError_t CUDARTAPI cudaMemcpy(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind) {
   return TRACED(cudaMemcpy, v3020, dst, src, count, kind) {
-    return via_driver([&] {
+    return sync_via_driver([&] {
       return driver().legacy.memcpy(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), count);
     });
   }));
@@ -604,7 +617,7 @@ cudaError_t CUDARTAPI cudaMemcpy(void* dst, const void* src, size_t count, enum 
 
 cudaError_t CUDARTAPI cudaMemcpy_ptds(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind) {
   return TRACED(cudaMemcpy_ptds, v7000, dst, src, count, kind) {
-    return via_driver([&] {
+    return sync_via_driver([&] {
       return driver().per_thread.memcpy(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src),
                                         count);
     });

@@ -1,0 +1,177 @@
+// Pinpointing end to end: which launch failed, with what confidence, by stream breadcrumbs, forced
+// synchronization, the device's own assertion line and the hints, on simulator programs under the shim.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "shim_run.h"
+
+namespace {
+
+using e2e::Outcome;
+using e2e::printed_word;
+using e2e::run_in;
+using nlohmann::json;
+
+const std::string kShim = FIRSTASSERT_SHIM;
+const std::string kNllLoss = "_ZN2at6native38nll_loss_forward_reduce_cuda_kernel_2dIflEEvPT_S3_PKS2_PKT0_S5_bllll";
+const std::string kIndexSelect = "_ZN2at6native21indexSelectLargeIndexIflEEvPT_PKS2_PKT0_lll";
+const std::string kForcedSync = "cuStreamSynchronize (forced by firstassert after the launch)";
+
+Outcome run_job(const e2e::TempDir& dir, const std::string& mode, std::map<std::string, std::string> env = {}) {
+  env["LD_PRELOAD"] = kShim;
+  return run_in(dir, {PINPOINT_JOB, mode}, env);
+}
+
+const json& culprit(const Outcome& o) { return o.report["culprit"]; }
+
+TEST(Pinpoint, FifthOfEightInFlightLaunchesIsExactByBreadcrumbsWithoutAnySync) {
+  e2e::TempDir dir;
+  Outcome o = run_job(dir, "in-flight");
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  EXPECT_EQ(printed_word(o.run.out, "next call"), "cudaSuccess") << "no forced sync: the program ran on";
+  EXPECT_EQ(o.report["first_error"]["api"], "cudaDeviceSynchronize");
+  EXPECT_EQ(o.report["candidates"].size(), 8u) << "all eight were in flight at the sync";
+  EXPECT_EQ(culprit(o)["seq"], 4);
+  EXPECT_EQ(culprit(o)["mangled"], kNllLoss);
+  EXPECT_EQ(culprit(o)["confidence"], "exact");
+  EXPECT_NE(culprit(o)["reason"].get<std::string>().find("stream breadcrumbs"), std::string::npos);
+}
+
+TEST(Pinpoint, DeviceMessageIsParsedAndAttachedWithItsHint) {
+  e2e::TempDir dir;
+  Outcome o = run_job(dir, "in-flight");
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  ASSERT_EQ(o.report["device_messages"].size(), 1u);
+  const json& m = o.report["device_messages"][0];
+  EXPECT_EQ(m["file"], "../aten/src/ATen/native/cuda/Loss.cu");
+  EXPECT_EQ(m["line"], 250);
+  EXPECT_EQ(m["function"], "nll_loss_forward_reduce_cuda_kernel_2d");
+  EXPECT_EQ(m["block"], json::array({0, 0, 0}));
+  EXPECT_EQ(m["thread"], json::array({2, 0, 0}));
+  EXPECT_EQ(m["condition"], "t >= 0 && t < n_classes");
+  EXPECT_EQ(culprit(o)["device_message"]["function"], "nll_loss_forward_reduce_cuda_kernel_2d");
+  EXPECT_EQ(culprit(o)["hint"]["id"], "class-index-out-of-range");
+  EXPECT_NE(o.run.err.find("firstassert: hint: a class label is outside [0, number of classes)"), std::string::npos)
+      << o.run.err;
+}
+
+TEST(Pinpoint, WithoutBreadcrumbsTheDeviceMessageNarrowsTheWindow) {
+  e2e::TempDir dir;
+  Outcome o = run_job(dir, "in-flight", {{"FIRSTASSERT_BREADCRUMBS", "0"}});
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  EXPECT_EQ(culprit(o)["seq"], 4);
+  EXPECT_EQ(culprit(o)["confidence"], "likely") << culprit(o)["reason"];
+  EXPECT_NE(culprit(o)["reason"].get<std::string>().find("names nll_loss_forward_reduce_cuda_kernel_2d"),
+            std::string::npos);
+}
+
+TEST(Pinpoint, TwoBusyStreamsTheDeviceMessageChoosesTheStream) {
+  e2e::TempDir dir;
+  Outcome o = run_job(dir, "two-streams");
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  EXPECT_EQ(culprit(o)["mangled"], kIndexSelect);
+  std::string confidence = culprit(o)["confidence"];
+  EXPECT_TRUE(confidence == "exact" || confidence == "likely") << confidence << ": " << culprit(o)["reason"];
+  EXPECT_EQ(culprit(o)["hint"]["id"], "index-select-out-of-range");
+}
+
+TEST(Pinpoint, SyncAllNamesTheLaunchExactlyAndTheNextCallAlreadyFails) {
+  e2e::TempDir dir;
+  Outcome o = run_job(dir, "in-flight", {{"FIRSTASSERT_SYNC", "all"}, {"FIRSTASSERT_BREADCRUMBS", "0"}});
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  EXPECT_EQ(printed_word(o.run.out, "next call"), "cudaErrorAssert");
+  EXPECT_EQ(o.report["first_error"]["api"], kForcedSync);
+  EXPECT_EQ(culprit(o)["seq"], 4);
+  EXPECT_EQ(culprit(o)["confidence"], "exact");
+  EXPECT_EQ(o.report["launches_recorded"], 5) << "nothing was launched after the failing one";
+}
+
+TEST(Pinpoint, SyncEveryThreeCatchesItAtTheNextForcedSyncAndBreadcrumbsNarrow) {
+  e2e::TempDir dir;
+  Outcome o = run_job(dir, "in-flight", {{"FIRSTASSERT_SYNC", "every:3"}});
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  // Forced syncs follow launches 2 and 5: the first passes; launch 4 waits behind launch 3, so the program's next
+  // call still succeeds, and the second forced sync meets the fault.
+  EXPECT_EQ(printed_word(o.run.out, "next call"), "cudaSuccess");
+  EXPECT_EQ(o.report["first_error"]["api"], kForcedSync);
+  EXPECT_EQ(o.report["candidates"].size(), 3u) << "the window is the launches since the last forced sync";
+  EXPECT_EQ(culprit(o)["seq"], 4);
+  EXPECT_EQ(culprit(o)["confidence"], "exact");
+}
+
+TEST(Pinpoint, SyncKernelRegexSynchronizesOnlyMatchingKernels) {
+  e2e::TempDir dir;
+  Outcome o = run_job(dir, "in-flight", {{"FIRSTASSERT_SYNC", "kernel:nll_loss"}, {"FIRSTASSERT_BREADCRUMBS", "0"}});
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  EXPECT_EQ(printed_word(o.run.out, "next call"), "cudaErrorAssert") << "synchronized right after nll_loss";
+  EXPECT_EQ(o.report["first_error"]["api"], kForcedSync);
+  EXPECT_EQ(culprit(o)["seq"], 4);
+
+  e2e::TempDir other;
+  Outcome unmatched =
+      run_job(other, "in-flight", {{"FIRSTASSERT_SYNC", "kernel:^no_such_kernel$"}, {"FIRSTASSERT_BREADCRUMBS", "0"}});
+  ASSERT_EQ(unmatched.reports.size(), 1u) << unmatched.run.err;
+  EXPECT_EQ(printed_word(unmatched.run.out, "next call"), "cudaSuccess") << "no kernel matched: no forced sync";
+  EXPECT_EQ(unmatched.report["first_error"]["api"], "cudaDeviceSynchronize");
+}
+
+TEST(Pinpoint, CapturingStreamGetsNoBreadcrumbAndNoForcedSync) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {RUNTIME_JOB, "--graph"}, {{"LD_PRELOAD", kShim}, {"FIRSTASSERT_SYNC", "all"}});
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  // Had a write or a sync reached the capturing stream, the capture would have been invalidated and the graph
+  // never launched.
+  EXPECT_EQ(culprit(o)["api"], "cudaGraphLaunch");
+  EXPECT_NE(o.run.err.find("firstassert: FIRSTASSERT_SYNC: no forced synchronization while a stream is capturing"),
+            std::string::npos)
+      << o.run.err;
+  EXPECT_EQ(o.run.err.find("simcuda: capturing work other than kernel launches"), std::string::npos) << o.run.err;
+}
+
+TEST(Pinpoint, RefusedLaunchIsTheFirstErrorOfAJobThatEndsWell) {
+  e2e::TempDir dir;
+  Outcome o = run_job(dir, "big-block");
+  EXPECT_EQ(o.run.exit_code, 0);
+  EXPECT_EQ(printed_word(o.run.out, "launch"), "cudaErrorInvalidConfiguration");
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  EXPECT_EQ(o.report["first_error"]["code"], 9);
+  EXPECT_EQ(o.report["first_error"]["sticky"], false);
+  EXPECT_EQ(culprit(o)["confidence"], "exact");
+  EXPECT_EQ(culprit(o)["kernel"], "simkernels::busy_kernel(unsigned long long)");
+  EXPECT_EQ(culprit(o)["block"], json::array({2048, 1, 1}));
+  EXPECT_EQ(culprit(o)["grid"], json::array({2, 1, 1}));
+  EXPECT_EQ(culprit(o)["hint"]["id"], "too-many-threads");
+  EXPECT_EQ(o.report["launch_errors"].size(), 1u);
+  EXPECT_NE(o.run.err.find("firstassert: cudaLaunchKernel refused busy_kernel <<<(2,1,1), (2048,1,1), 0, stream "
+                           "0x0>>>: cudaErrorInvalidConfiguration (9); invalid launch configuration"),
+            std::string::npos)
+      << o.run.err;
+}
+
+// What the program itself wrote on stderr reaches the user byte for byte, in order, with or without the shim.
+TEST(Pinpoint, ProgramStderrIsByteIdenticalUnderTheShim) {
+  for (const char* mode : {"in-flight", "two-streams", "kill"}) {
+    e2e::TempDir bare_dir, shim_dir;
+    e2e::Run bare = e2e::run({PINPOINT_JOB, mode}, {}, bare_dir.path());
+    Outcome traced = run_job(shim_dir, mode);
+    EXPECT_EQ(traced.run.exit_code, bare.exit_code) << mode;
+    EXPECT_EQ(traced.run.out, bare.out) << mode;
+    EXPECT_NE(bare.err.find("Assertion `"), std::string::npos) << mode << ": " << bare.err;
+    EXPECT_EQ(e2e::without_firstassert_lines(traced.run.err), bare.err) << mode;
+  }
+}
+
+TEST(Pinpoint, KilledRightAfterTheAssertLineTheReportIsComplete) {
+  e2e::TempDir dir;
+  Outcome o = run_job(dir, "kill");
+  EXPECT_EQ(o.run.exit_code, 128 + 9);
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  ASSERT_FALSE(o.report.is_discarded()) << "the report written at detection is whole, valid JSON";
+  EXPECT_EQ(o.report["final"], false) << "no exit handler ran";
+  EXPECT_EQ(culprit(o)["seq"], 4);
+  EXPECT_EQ(o.report["device_messages"].size(), 1u);
+}
+
+}  // namespace

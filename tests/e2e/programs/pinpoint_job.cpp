@@ -1,0 +1,116 @@
+// Jobs whose failing launch is hard to see from the host, for the pinpointing mechanisms.
+//
+// usage: pinpoint_job MODE
+//   in-flight     8 launches on one stream, the 5th asserts (nll_loss); the others keep the stream busy
+//   two-streams   two streams busy at once; the 2nd launch of stream B asserts (index_select)
+//   big-block     a launch with 2048 threads per block, refused; the job goes on and ends normally
+//   kill          as in-flight, then SIGKILL right after the sync that printed the assertion line
+// Prints "sync: <name>" for the job's own synchronization and "next call: <name>" for the call after the
+// failing launch (in-flight only).
+#include <cuda_runtime_api.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "kernels/stock_kernels.h"
+
+namespace {
+
+struct Tensors {
+  float *input, *loss, *weight_sum, *dst;
+  long *bad_labels, *bad_indices;
+};
+
+Tensors make_tensors() {
+  Tensors t{};
+  cudaMalloc(reinterpret_cast<void**>(&t.input), sizeof(float) * 64);
+  cudaMalloc(reinterpret_cast<void**>(&t.loss), sizeof(float));
+  cudaMalloc(reinterpret_cast<void**>(&t.weight_sum), sizeof(float));
+  cudaMalloc(reinterpret_cast<void**>(&t.dst), sizeof(float) * 64);
+  cudaMalloc(reinterpret_cast<void**>(&t.bad_labels), sizeof(long) * 4);
+  cudaMalloc(reinterpret_cast<void**>(&t.bad_indices), sizeof(long) * 4);
+  long labels[4] = {0, 1, 7, 2};  // 7: out of range for 4 classes
+  long indices[4] = {0, 3, 2, 9};  // 9: out of range for 4 rows
+  cudaMemcpy(t.bad_labels, labels, sizeof labels, cudaMemcpyHostToDevice);
+  cudaMemcpy(t.bad_indices, indices, sizeof indices, cudaMemcpyHostToDevice);
+  return t;
+}
+
+cudaError_t busy(cudaStream_t stream, unsigned long long us) {
+  void* args[] = {&us};
+  return cudaLaunchKernel(simkernels_host_stub("busy"), dim3{1}, dim3{1}, args, 0, stream);
+}
+
+cudaError_t bad_nll_loss(Tensors& t, cudaStream_t stream) {
+  long nframe = 4, ndim = 4, classes = 4, ignore = -100;
+  bool average = true;
+  const float* no_weights = nullptr;
+  void* args[] = {&t.loss, &t.weight_sum, &t.input, &t.bad_labels, &no_weights, &average, &nframe, &ndim, &classes,
+                  &ignore};
+  return cudaLaunchKernel(simkernels_host_stub("nll_loss"), dim3{1}, dim3{32}, args, 0, stream);
+}
+
+cudaError_t bad_index_select(Tensors& t, cudaStream_t stream) {
+  long num = 4, inner = 1, rows = 4;
+  const float* src = t.input;
+  void* args[] = {&t.dst, &src, &t.bad_indices, &num, &inner, &rows};
+  return cudaLaunchKernel(simkernels_host_stub("index_select"), dim3{1}, dim3{32}, args, 0, stream);
+}
+
+int in_flight(bool kill_after) {
+  Tensors t = make_tensors();
+  for (int i = 0; i < 4; ++i) busy(nullptr, 20000);
+  cudaError_t launched = bad_nll_loss(t, nullptr);
+  void* more = nullptr;
+  cudaError_t next = cudaMalloc(&more, 16);  // the program's very next call after the failing launch
+  std::printf("next call: %s\n", cudaGetErrorName(next));
+  for (int i = 0; i < 3; ++i) busy(nullptr, 1000);
+  std::fflush(stdout);
+  cudaError_t sync = cudaDeviceSynchronize();
+  std::printf("launch: %s\nsync: %s\n", cudaGetErrorName(launched), cudaGetErrorName(sync));
+  std::fflush(stdout);
+  if (kill_after) kill(getpid(), SIGKILL);
+  return sync == cudaSuccess ? 0 : 1;
+}
+
+int two_streams() {
+  Tensors t = make_tensors();
+  cudaStream_t a, b;
+  cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking);
+  cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking);
+  busy(a, 200000);  // long work outstanding on stream A when B faults
+  busy(a, 1000);
+  busy(b, 20000);
+  bad_index_select(t, b);
+  busy(b, 1000);
+  cudaError_t sync = cudaDeviceSynchronize();
+  std::printf("sync: %s\n", cudaGetErrorName(sync));
+  return sync == cudaSuccess ? 0 : 1;
+}
+
+int big_block() {
+  unsigned long long us = 1;
+  void* args[] = {&us};
+  cudaError_t refused = cudaLaunchKernel(simkernels_host_stub("busy"), dim3{2}, dim3{2048}, args, 0, nullptr);
+  cudaError_t cleared = cudaGetLastError();
+  busy(nullptr, 1000);
+  cudaError_t sync = cudaDeviceSynchronize();
+  std::printf("launch: %s\ncleared: %s\nsync: %s\n", cudaGetErrorName(refused), cudaGetErrorName(cleared),
+              cudaGetErrorName(sync));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "";
+  if (cudaFree(nullptr) != cudaSuccess) return 4;
+  if (std::strcmp(mode, "in-flight") == 0) return in_flight(false);
+  if (std::strcmp(mode, "kill") == 0) return in_flight(true);
+  if (std::strcmp(mode, "two-streams") == 0) return two_streams();
+  if (std::strcmp(mode, "big-block") == 0) return big_block();
+  std::fprintf(stderr, "pinpoint_job: unknown mode '%s' (in-flight, two-streams, big-block, kill)\n", mode);
+  return 2;
+}
