@@ -75,8 +75,14 @@ void on_primary(const Findings& findings) {
     say("%s", line.c_str());
 }
 
+// A refused launch is known exactly at once. The first one is written to a report straight away (while no sticky
+// error has been seen), so that it survives however the process ends: normally, by an uncaught exception, or by a
+// signal. The exit handler rewrites it.
 void on_launch_error(const LaunchError& error, bool first) {
-  if (first) say("%s", launch_error_line(error).c_str());
+  if (!first) return;
+  say("%s", launch_error_line(error).c_str());
+  if (shim->tracker.has_primary() || !shim->report.path().empty()) return;
+  if (shim->write_report(shim->tracker.findings(), false)) say("report: %s", shim->report.path().c_str());
 }
 
 // At exit the report is rewritten with the secondary errors that followed (or first written, when launches were
@@ -86,8 +92,7 @@ void at_exit() {
   Findings findings = shim->tracker.findings();
   if (!findings.has_primary && findings.launch_errors.empty()) return;
   if (!findings.has_primary) {
-    if (shim->write_report(findings, true))
-      say("report: %s (a launch was refused; no device error followed)", shim->report.path().c_str());
+    shim->write_report(findings, true);  // the refused launches, now final
     return;
   }
   if (shim->write_report(findings, true) && findings.secondary_count > 0) {

@@ -144,10 +144,21 @@ TEST(Pinpoint, RefusedLaunchIsTheFirstErrorOfAJobThatEndsWell) {
   EXPECT_EQ(culprit(o)["grid"], json::array({2, 1, 1}));
   EXPECT_EQ(culprit(o)["hint"]["id"], "too-many-threads");
   EXPECT_EQ(o.report["launch_errors"].size(), 1u);
+  EXPECT_EQ(o.report["final"], true);
+  EXPECT_NE(o.run.err.find("firstassert: report: " + o.reports.front()), std::string::npos) << o.run.err;
   EXPECT_NE(o.run.err.find("firstassert: cudaLaunchKernel refused busy_kernel <<<(2,1,1), (2048,1,1), 0, stream "
                            "0x0>>>: cudaErrorInvalidConfiguration (9); invalid launch configuration"),
             std::string::npos)
       << o.run.err;
+}
+
+TEST(Pinpoint, RefusedLaunchReportSurvivesAnAbort) {
+  e2e::TempDir dir;
+  Outcome o = run_job(dir, "big-block-abort");
+  EXPECT_EQ(o.run.exit_code, 128 + 6);
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  EXPECT_EQ(o.report["first_error"]["code"], 9);
+  EXPECT_EQ(o.report["final"], false);
 }
 
 // What the program itself wrote on stderr reaches the user byte for byte, in order, with or without the shim.

@@ -4,6 +4,7 @@
 //   in-flight     8 launches on one stream, the 5th asserts (nll_loss); the others keep the stream busy
 //   two-streams   two streams busy at once; the 2nd launch of stream B asserts (index_select)
 //   big-block     a launch with 2048 threads per block, refused; the job goes on and ends normally
+//   big-block-abort  the same, then abort() (an uncaught exception ends a job this way)
 //   kill          as in-flight, then SIGKILL right after the sync that printed the assertion line
 // Prints "sync: <name>" for the job's own synchronization and "next call: <name>" for the call after the
 // failing launch (in-flight only).
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "kernels/stock_kernels.h"
@@ -90,7 +92,7 @@ int two_streams() {
   return sync == cudaSuccess ? 0 : 1;
 }
 
-int big_block() {
+int big_block(bool abort_after) {
   unsigned long long us = 1;
   void* args[] = {&us};
   cudaError_t refused = cudaLaunchKernel(simkernels_host_stub("busy"), dim3{2}, dim3{2048}, args, 0, nullptr);
@@ -99,6 +101,8 @@ int big_block() {
   cudaError_t sync = cudaDeviceSynchronize();
   std::printf("launch: %s\ncleared: %s\nsync: %s\n", cudaGetErrorName(refused), cudaGetErrorName(cleared),
               cudaGetErrorName(sync));
+  std::fflush(stdout);
+  if (abort_after) std::abort();
   return 0;
 }
 
@@ -110,7 +114,8 @@ int main(int argc, char** argv) {
   if (std::strcmp(mode, "in-flight") == 0) return in_flight(false);
   if (std::strcmp(mode, "kill") == 0) return in_flight(true);
   if (std::strcmp(mode, "two-streams") == 0) return two_streams();
-  if (std::strcmp(mode, "big-block") == 0) return big_block();
+  if (std::strcmp(mode, "big-block") == 0) return big_block(false);
+  if (std::strcmp(mode, "big-block-abort") == 0) return big_block(true);
   std::fprintf(stderr, "pinpoint_job: unknown mode '%s' (in-flight, two-streams, big-block, kill)\n", mode);
   return 2;
 }
