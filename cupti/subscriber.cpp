@@ -12,6 +12,8 @@
 #include "core/stream_key.h"
 #include "cupti_library.h"
 #include "device/driver_calls.h"
+#include "stack/native_stack.h"
+#include "stack/python_frames.h"
 
 namespace firstassert::cupti {
 namespace {
@@ -66,6 +68,33 @@ int32_t device_of(uintptr_t context) {
 
 std::atomic<bool> said_capture_skip{false};
 
+// The shim's, CUPTI's and CUDA's own frames, cut from the top of every stack; collected at the first launch, when
+// the CUDA libraries in use are loaded.
+MachineryRanges machinery;
+std::once_flag machinery_once;
+
+// Host stacks of the launching thread, into the caller's buffers (the program's frames only).
+struct Stacks {
+  uintptr_t native[kMaxStackFrames + 32];
+  PythonFrame python[kMaxPythonFrames];
+};
+
+void capture_stacks(LaunchEvent& launch, Stacks& stacks) {
+  if (recording.stack_depth > 0) {
+    std::call_once(machinery_once, [] { machinery.collect(reinterpret_cast<const void*>(&capture_stacks)); });
+    size_t n = capture_native_stack(stacks.native, recording.stack_depth + 32);
+    size_t skip = machinery.leading(stacks.native, n);
+    launch.native_stack = stacks.native + skip;
+    launch.native_depth = static_cast<uint8_t>(std::min<size_t>(n - skip, recording.stack_depth));
+  }
+  if (recording.python) {
+    size_t depth = recording.stack_depth > 0 ? std::min<size_t>(recording.stack_depth, kMaxPythonFrames)
+                                             : kMaxPythonFrames;
+    launch.python_stack = stacks.python;
+    launch.python_depth = static_cast<uint8_t>(capture_python_stack(stacks.python, depth));
+  }
+}
+
 // After a launch the program made: the breadcrumb, then the forced synchronization FIRSTASSERT_SYNC asks for.
 void after_launch(const LaunchEvent& launch, uint64_t seq, const char* kernel) {
   uintptr_t handle = explicit_stream_handle(launch.stream, launch.per_thread_default_stream);
@@ -110,6 +139,8 @@ void on_exit_of_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const C
     launch.context = context;
     launch.device = device_of(context);
     launch.correlation_id = cb.correlationId;
+    Stacks stacks;
+    if (code == 0 || (!is_sticky_error(code) && !is_status_not_error(code))) capture_stacks(launch, stacks);
     ApiDomain api_domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::runtime : ApiDomain::driver;
     if (code == 0) {
       const char* kernel = nullptr;

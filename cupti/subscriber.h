@@ -16,6 +16,8 @@ struct Recording {
   Tracker* tracker = nullptr;
   Breadcrumbs* breadcrumbs = nullptr;
   SyncPolicy* sync = nullptr;
+  unsigned stack_depth = 0;  // native frames per launch; 0: none
+  bool python = false;       // Python frames per launch, when the launching thread holds the GIL
 };
 
 struct SubscribeResult {

@@ -25,6 +25,16 @@ struct Dim3 {
   uint32_t x = 0, y = 0, z = 0;
 };
 
+inline constexpr unsigned kMaxStackFrames = 64;
+inline constexpr unsigned kMaxPythonFrames = 32;
+
+// A Python frame: file and function interned (they outlive the interpreter's objects), the line at the call.
+struct PythonFrame {
+  const char* file = nullptr;
+  const char* function = nullptr;
+  int32_t line = 0;
+};
+
 // Handed to the tracker by an event source; pointers are valid only during the call.
 struct LaunchEvent {
   LaunchApi api = LaunchApi::cudaLaunchKernel;
@@ -37,9 +47,11 @@ struct LaunchEvent {
   uintptr_t context = 0;
   int32_t device = -1;
   uint32_t correlation_id = 0;
+  const uintptr_t* native_stack = nullptr;  // return addresses, innermost first (the program's frames only)
+  uint8_t native_depth = 0;
+  const PythonFrame* python_stack = nullptr;  // innermost first
+  uint8_t python_depth = 0;
 };
-
-inline constexpr unsigned kMaxStackFrames = 64;
 
 struct LaunchRecord {
   uint64_t seq = 0;        // 0-based, in launch order across the process
@@ -56,7 +68,9 @@ struct LaunchRecord {
   LaunchApi api = LaunchApi::cudaLaunchKernel;
   bool graph = false;
   bool per_thread_default_stream = false;
-  uint8_t stack_depth = 0;               // raw host stack, filled by the stacks work
+  uint8_t python_depth = 0;
+  PythonFrame python[kMaxPythonFrames] = {};
+  uint8_t stack_depth = 0;                // raw native stack (return addresses); last, so a copy can stop early
   uintptr_t stack[kMaxStackFrames] = {};
 };
 

@@ -47,7 +47,10 @@ uint64_t Tracker::record_launch(const LaunchEvent& launch, const char** interned
     r.api = launch.api;
     r.graph = launch.graph;
     r.per_thread_default_stream = launch.per_thread_default_stream;
-    r.stack_depth = 0;
+    r.python_depth = static_cast<uint8_t>(std::min<unsigned>(launch.python_depth, kMaxPythonFrames));
+    for (unsigned i = 0; i < r.python_depth; ++i) r.python[i] = launch.python_stack[i];
+    r.stack_depth = static_cast<uint8_t>(std::min<unsigned>(launch.native_depth, kMaxStackFrames));
+    for (unsigned i = 0; i < r.stack_depth; ++i) r.stack[i] = launch.native_stack[i];
   });
 }
 
@@ -191,13 +194,21 @@ void Tracker::record_launch_error(const LaunchEvent& launch, ApiDomain domain, i
   r.api = launch.api;
   r.graph = launch.graph;
   r.per_thread_default_stream = launch.per_thread_default_stream;
+  r.python_depth = static_cast<uint8_t>(std::min<unsigned>(launch.python_depth, kMaxPythonFrames));
+  for (unsigned i = 0; i < r.python_depth; ++i) r.python[i] = launch.python_stack[i];
+  r.stack_depth = static_cast<uint8_t>(std::min<unsigned>(launch.native_depth, kMaxStackFrames));
+  for (unsigned i = 0; i < r.stack_depth; ++i) r.stack[i] = launch.native_stack[i];
   bool first = false;
   {
     std::lock_guard lock(mutex_);
-    auto seen = std::make_pair(r.kernel, code);
-    if (std::find(launch_errors_seen_.begin(), launch_errors_seen_.end(), seen) == launch_errors_seen_.end() &&
+    // Of its kind: the same kernel name (whichever buffer the driver gave it in) and the same error.
+    auto same = [&](const std::pair<const char*, int>& seen) {
+      return seen.second == code && (seen.first == r.kernel || (seen.first != nullptr && r.kernel != nullptr &&
+                                                                std::strcmp(seen.first, r.kernel) == 0));
+    };
+    if (std::none_of(launch_errors_seen_.begin(), launch_errors_seen_.end(), same) &&
         launch_errors_seen_.size() < kMaxLaunchErrors) {
-      launch_errors_seen_.push_back(seen);
+      launch_errors_seen_.push_back({r.kernel, code});
       first = true;
     }
     if (launch_errors_.size() < kMaxLaunchErrors) launch_errors_.push_back(e);
@@ -209,6 +220,15 @@ namespace {
 
 std::string short_name(const LaunchRecord& r) {
   return r.kernel != nullptr ? short_kernel_name(demangle(r.kernel)) : std::string();
+}
+
+// The function a device message names, as short_name() gives kernels: PyTorch's asserts print __func__
+// ("nll_loss_forward_reduce_cuda_kernel_2d"), a plain assert() prints __PRETTY_FUNCTION__ ("void k(int *)", or
+// "void k<T>(T *) [with T = float]").
+std::string short_name(const DeviceMessage& m) {
+  std::string function = m.function;
+  if (size_t with = function.find(" [with "); with != std::string::npos) function.resize(with);
+  return short_kernel_name(function);
 }
 
 std::string hex(uintptr_t value) {
@@ -257,7 +277,7 @@ void Tracker::decide_culprit(Findings& f) const {
   const DeviceMessage* message = nullptr;
   for (const DeviceMessage& m : f.device_messages) {
     for (const LaunchRecord& r : open) {
-      if (r.kernel != nullptr && short_name(r) == m.function) named.push_back(&r);
+      if (r.kernel != nullptr && short_name(r) == short_name(m)) named.push_back(&r);
     }
     if (!named.empty()) {
       message = &m;
@@ -280,7 +300,7 @@ void Tracker::decide_culprit(Findings& f) const {
     f.culprit = *named.back();  // the oldest open launch of the named function
     f.confidence = "likely";
     f.reason = std::to_string(open.size()) + " launches on " + std::to_string(streams_with_work) +
-               " streams could have failed; the device's assertion names " + message->function +
+               " streams could have failed; the device's assertion names " + short_name(*message) +
                (named.size() == 1 ? ", which only this one runs" : ", and this is the oldest of them");
   } else {
     f.culprit = open.front();
@@ -290,7 +310,7 @@ void Tracker::decide_culprit(Findings& f) const {
   }
   if (f.culprit) {
     for (const DeviceMessage& m : f.device_messages) {
-      if (f.culprit->kernel != nullptr && short_name(*f.culprit) == m.function) {
+      if (f.culprit->kernel != nullptr && short_name(*f.culprit) == short_name(m)) {
         f.culprit_message = m;
         break;
       }

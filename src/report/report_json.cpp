@@ -1,10 +1,12 @@
 #include "report_json.h"
 
+#include <algorithm>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
 #include "core/demangle.h"
 #include "hints.h"
+#include "stack/symbolize.h"
 
 namespace firstassert {
 namespace {
@@ -20,7 +22,37 @@ std::string hex(uintptr_t value) {
 
 json dims(const Dim3& d) { return json::array({d.x, d.y, d.z}); }
 
-json launch(const LaunchRecord& r) {
+json python_frames(const LaunchRecord& r) {
+  json frames = json::array();
+  for (unsigned i = 0; i < r.python_depth && i < kMaxPythonFrames; ++i) {
+    const PythonFrame& f = r.python[i];
+    frames.push_back({{"file", f.file != nullptr ? f.file : ""},
+                      {"function", f.function != nullptr ? f.function : ""},
+                      {"line", f.line}});
+  }
+  return frames;
+}
+
+// Raw frames for every launch; resolved names, files and lines too when resolve is set (the culprit and the
+// candidates: symbolizing the whole ring would cost more than it tells).
+json native_frames(const LaunchRecord& r, bool resolve) {
+  json frames = json::array();
+  unsigned depth = std::min<unsigned>(r.stack_depth, kMaxStackFrames);
+  if (!resolve) {
+    for (unsigned i = 0; i < depth; ++i) frames.push_back({{"pc", hex(r.stack[i])}});
+    return frames;
+  }
+  for (const ResolvedFrame& f : symbolize(r.stack, depth)) {
+    json frame = {{"pc", hex(f.pc)}, {"module", f.module}, {"offset", hex(f.offset)}};
+    frame["function"] = f.function.empty() ? json(nullptr) : json(f.function);
+    frame["file"] = f.file.empty() ? json(nullptr) : json(f.file);
+    frame["line"] = f.line == 0 ? json(nullptr) : json(f.line);
+    frames.push_back(frame);
+  }
+  return frames;
+}
+
+json launch(const LaunchRecord& r, bool resolve_stack = false) {
   json j;
   j["seq"] = r.seq;
   j["api"] = launch_api_name(r.api);
@@ -43,10 +75,8 @@ json launch(const LaunchRecord& r) {
   j["time"] = iso_time(r.wall_ns);
   j["time_ns"] = r.wall_ns;
   j["correlation_id"] = r.correlation_id;
-  json frames = json::array();
-  for (unsigned i = 0; i < r.stack_depth && i < kMaxStackFrames; ++i) frames.push_back(hex(r.stack[i]));
-  j["native_stack"] = frames;
-  j["python_stack"] = json::array();
+  j["native_stack"] = native_frames(r, resolve_stack);
+  j["python_stack"] = python_frames(r);
   return j;
 }
 
@@ -133,7 +163,8 @@ std::string report_json(const ReportInput& in) {
   }
 
   if (f.culprit) {
-    json culprit = launch(*f.culprit);
+    json culprit = launch(*f.culprit, true);
+    if (!f.has_primary) culprit["seq"] = nullptr;  // a refused launch never entered the launch order
     culprit["confidence"] = f.confidence;
     culprit["reason"] = f.reason;
     culprit["device_message"] = f.culprit_message ? message(*f.culprit_message) : json(nullptr);
@@ -148,14 +179,14 @@ std::string report_json(const ReportInput& in) {
     r["culprit"] = nullptr;
   }
   json candidates = json::array();
-  for (const LaunchRecord& c : f.candidates) candidates.push_back(launch(c));
+  for (const LaunchRecord& c : f.candidates) candidates.push_back(launch(c, true));
   r["candidates"] = candidates;
   json messages = json::array();
   for (const DeviceMessage& m : f.device_messages) messages.push_back(message(m));
   r["device_messages"] = messages;
   json launch_errors = json::array();
   for (const LaunchError& e : f.launch_errors) {
-    json l = launch(e.launch);
+    json l = launch(e.launch, true);
     l["seq"] = nullptr;  // refused launches never entered the launch order
     l["code"] = e.code;
     l["name"] = error_name(e.domain, e.code);
