@@ -163,6 +163,15 @@ void on_exit_of_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const C
 }
 
 void on_enter_of_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& cb) {
+  if (recording.breadcrumbs != nullptr) {
+    LaunchEvent launch;
+    if (describe_launch(domain, cbid, cb.functionParams, launch)) {
+      GuardOurCall guard;
+      recording.breadcrumbs->before_launch(
+          stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id()));
+      return;
+    }
+  }
   // What a successful sync proves complete is what was launched before it began.
   ApiCall probe;
   if (cb.correlationData != nullptr && describe_stream_call(domain, cbid, nullptr, probe))

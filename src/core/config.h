@@ -20,7 +20,7 @@ struct SyncMode {
 struct Config {
   static constexpr size_t kDefaultRing = 4096;
   static constexpr size_t kMinRing = 16;
-  static constexpr size_t kMaxRing = 262144;
+  static constexpr size_t kMaxRing = 65536;  // about 90 MiB of records at 1.4 KiB each
   static constexpr unsigned kDefaultStackDepth = 32;
   static constexpr unsigned kMaxStackDepth = 64;
 

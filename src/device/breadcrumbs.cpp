@@ -1,5 +1,6 @@
 #include "breadcrumbs.h"
 
+#include <cstdio>
 #include <functional>
 
 #include "core/log.h"
@@ -41,8 +42,14 @@ Breadcrumbs::Slot* Breadcrumbs::slot_for(uint64_t stream_key) {
                                        CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE);
     CUdeviceptr device = 0;
     if (r == CUDA_SUCCESS) r = calls->mem_host_get_device_pointer(&device, page, 0);
+    if (r == CUDA_ERROR_ASSERT || r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_FAILED) {
+      return nullptr;  // the context is already lost: nothing more to follow, nothing to say
+    }
     if (r != CUDA_SUCCESS) {
-      disable("no host-mapped memory for them (cuMemHostAlloc/cuMemHostGetDevicePointer failed)");
+      char why[160];
+      std::snprintf(why, sizeof why, "no host-mapped memory for them (cuMemHostAlloc/cuMemHostGetDevicePointer: %d)",
+                    static_cast<int>(r));
+      disable(why);
       return nullptr;
     }
     page_ = static_cast<volatile uint64_t*>(page);

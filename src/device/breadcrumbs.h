@@ -20,6 +20,11 @@ class Breadcrumbs {
  public:
   static constexpr size_t kMaxStreams = 4096;
 
+  // Before a launch is queued: the stream's slot exists (its first launch allocates it, while the context is still
+  // healthy even if that very kernel is about to fault).
+  void before_launch(uint64_t stream_key) {
+    if (enabled()) (void)slot_for(stream_key);
+  }
   // After a launch was recorded (not while its stream is capturing). Turns itself off, with one line, when the
   // driver cannot do it.
   void after_launch(uint64_t stream_key, CUstream stream, uint64_t seq);

@@ -1,0 +1,82 @@
+// Host stacks end to end: the culprit's native frames name the program's functions with file:line, and its Python
+// frames name the user's file, function and line.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "shim_run.h"
+
+namespace {
+
+using e2e::Outcome;
+using e2e::run_in;
+using nlohmann::json;
+
+const std::string kShim = FIRSTASSERT_SHIM;
+
+// The 1-based line of the source holding marker.
+int line_of(const std::string& path, const std::string& marker) {
+  std::ifstream in(path);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.find(marker) != std::string::npos) return n;
+  }
+  return -1;
+}
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+TEST(Stacks, NativeStackNamesTrainStepAndMainWithFileAndLine) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {STACK_JOB}, {{"LD_PRELOAD", kShim}});
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  const json& frames = o.report["culprit"]["native_stack"];
+  ASSERT_GE(frames.size(), 2u) << o.report["culprit"].dump(2);
+  // The program's own frames come first: the shim, CUPTI and the CUDA libraries are cut from the top.
+  EXPECT_NE(frames[0]["function"].get<std::string>().find("train_step"), std::string::npos) << frames.dump(2);
+  EXPECT_TRUE(ends_with(frames[0]["file"].get<std::string>(), "stack_job.cpp")) << frames[0].dump();
+  EXPECT_EQ(frames[0]["line"], line_of(STACK_JOB_SOURCE, "// LAUNCH_LINE"));
+  EXPECT_EQ(frames[1]["function"], "main");
+  EXPECT_EQ(frames[1]["line"], line_of(STACK_JOB_SOURCE, "// CALL_LINE"));
+  EXPECT_EQ(frames[0]["module"], STACK_JOB) << "raw frames name their module";
+  EXPECT_EQ(frames[0]["offset"].get<std::string>().rfind("0x", 0), 0u);
+  EXPECT_NE(o.run.err.find("firstassert: native: train_step (stack_job.cpp:"), std::string::npos) << o.run.err;
+}
+
+TEST(Stacks, DepthZeroRecordsNoNativeFrames) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {STACK_JOB}, {{"LD_PRELOAD", kShim}, {"FIRSTASSERT_STACK_DEPTH", "0"}});
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  EXPECT_TRUE(o.report["culprit"]["native_stack"].empty());
+}
+
+TEST(Stacks, PythonStackNamesTheUsersFileFunctionAndLine) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {"python3", PYTHON_JOB, SIM_DIR}, {{"LD_PRELOAD", kShim}});
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  const json& frames = o.report["culprit"]["python_stack"];
+  ASSERT_GE(frames.size(), 3u) << o.report["culprit"].dump(2);
+  EXPECT_EQ(frames[0]["file"], PYTHON_JOB);
+  EXPECT_EQ(frames[0]["function"], "compute_loss");
+  EXPECT_EQ(frames[0]["line"], line_of(PYTHON_JOB, "# LAUNCH_LINE"));
+  EXPECT_EQ(frames[1]["function"], "train_step");
+  EXPECT_EQ(frames[1]["line"], line_of(PYTHON_JOB, "# CALL_LINE"));
+  EXPECT_EQ(frames[2]["function"], "main");
+  EXPECT_NE(o.run.err.find("firstassert: launched from " + std::string(PYTHON_JOB) + ":" +
+                           std::to_string(line_of(PYTHON_JOB, "# LAUNCH_LINE")) + " in compute_loss (Python)"),
+            std::string::npos)
+      << o.run.err;
+}
+
+TEST(Stacks, PythonFramesCanBeTurnedOff) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {"python3", PYTHON_JOB, SIM_DIR}, {{"LD_PRELOAD", kShim}, {"FIRSTASSERT_PYTHON", "0"}});
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  EXPECT_TRUE(o.report["culprit"]["python_stack"].empty());
+}
+
+}  // namespace
