@@ -30,9 +30,10 @@ class Cuda:
     """The few runtime calls a training loop makes, raising like torch does."""
 
     def __init__(self, lib_dir):
-        # The stock kernels bind the simulated driver; the runtime then finds it already loaded.
-        self.kernels = ctypes.CDLL(os.path.join(lib_dir, "libsimkernels.so"), mode=ctypes.RTLD_GLOBAL)
-        self.rt = ctypes.CDLL(os.path.join(lib_dir, "libcudart.so.13"), mode=ctypes.RTLD_GLOBAL)
+        # The stock kernels bind the simulated driver; the runtime then finds it already loaded. PyDLL keeps the GIL
+        # held during each call, as PyTorch's operators do when they launch kernels.
+        self.kernels = ctypes.PyDLL(os.path.join(lib_dir, "libsimkernels.so"), mode=ctypes.RTLD_GLOBAL)
+        self.rt = ctypes.PyDLL(os.path.join(lib_dir, "libcudart.so.13"), mode=ctypes.RTLD_GLOBAL)
         self.kernels.simkernels_host_stub.restype = ctypes.c_void_p
         self.kernels.simkernels_host_stub.argtypes = [ctypes.c_char_p]
         rt = self.rt
