@@ -1,0 +1,21 @@
+// The firstassert command's subcommands. Each takes its own arguments (after the subcommand's name), writes what it
+// has to say to out and its one-line errors to err, and returns the process exit status.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace firstassert::cli {
+
+using Args = std::vector<std::string>;
+
+int run_command(const Args& args, std::ostream& out, std::ostream& err, const std::string& self_path);
+int show_command(const Args& args, std::ostream& out, std::ostream& err);
+int merge_command(const Args& args, std::ostream& out, std::ostream& err);
+int triage_command(const Args& args, std::ostream& out, std::ostream& err);
+
+// Exit status for bad usage or bad input files (the others are still read).
+inline constexpr int kBadInput = 2;
+
+}  // namespace firstassert::cli

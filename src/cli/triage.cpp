@@ -1,0 +1,122 @@
+// `firstassert triage LOG...`: a post-mortem on the logs of a job that ran without the shim. Reads each log as a
+// stream of lines (see triage_scan.h for what it looks for), then prints one summary of all of them.
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <ostream>
+
+#include "commands.h"
+#include "triage_lines.h"
+#include "triage_report.h"
+#include "triage_scan.h"
+#include "triage_text.h"
+
+namespace firstassert::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: firstassert triage [--help] [--] LOG...\n"
+    "\n"
+    "Reads the logs of a job that ran without firstassert (a SLURM output, a torchrun log with [rankN]: prefixes,\n"
+    "an srun --label log, a Jupyter server log; \"-\" is stdin), finds the device-side assertion lines the driver\n"
+    "printed and the Python tracebacks carrying a CUDA error, and prints a summary: the distinct assertions and how\n"
+    "many blocks and threads printed them, the first traceback against the secondary ones, the rank that asserted\n"
+    "first, and a hint. It cannot name the failing launch, its configuration or its host stack: rerun under\n"
+    "`firstassert run -- <command>` for those.\n"
+    "\n"
+    "Exit status: 0 when an assertion or a CUDA error was found, 1 when none was, 2 when a log could not be read or\n"
+    "the arguments are wrong (the other logs are still read).\n";
+
+struct Options {
+  bool help = false;
+  std::vector<std::string> logs;
+  std::string error;  // set when the arguments are wrong
+};
+
+Options parse_options(const Args& args) {
+  Options o;
+  bool only_logs = false;
+  for (const std::string& a : args) {
+    if (only_logs || a == "-" || !a.starts_with('-')) {
+      o.logs.push_back(a);
+    } else if (a == "--") {
+      only_logs = true;
+    } else if (a == "--help" || a == "-h") {
+      o.help = true;
+    } else {
+      o.error = "unknown option '" + triage::printable(a, 200) + "'";
+      return o;
+    }
+  }
+  if (!o.help && o.logs.empty()) o.error = "no log given";
+  return o;
+}
+
+// Feeds one stream to the scanner; false on a read error (what was read before it still counts).
+bool scan_stream(std::istream& in, triage::Scanner& scanner) {
+  triage::LineReader reader(in);
+  std::string_view line;
+  bool unterminated = false;
+  while (reader.next(line)) {
+    scanner.line(line, reader.cut());
+    unterminated = reader.unterminated();
+  }
+  scanner.end_log(unterminated);
+  return !reader.failed();
+}
+
+std::string system_error(int code) { return code != 0 ? std::strerror(code) : "cannot be opened"; }
+
+// One log: stdin for "-", else the file. A problem is one line on err; the log is then left out of the summary
+// unless some of it was read.
+bool scan_log(const std::string& name, triage::Scanner& scanner, std::ostream& err) {
+  std::string shown = triage::printable(name, 4096);
+  if (name == "-") {
+    scanner.begin_log(name);
+    if (scan_stream(std::cin, scanner)) return true;
+    err << "firstassert triage: error reading stdin\n";
+    return false;
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(name, ec)) {
+    err << "firstassert triage: " << shown << ": is a directory\n";
+    return false;
+  }
+  errno = 0;
+  std::ifstream in(name, std::ios::binary);
+  if (!in) {
+    err << "firstassert triage: " << shown << ": " << system_error(errno) << "\n";
+    return false;
+  }
+  scanner.begin_log(name);
+  if (scan_stream(in, scanner)) return true;
+  err << "firstassert triage: " << shown << ": read error after " << scanner.findings().logs.back().lines
+      << " lines\n";
+  return false;
+}
+
+}  // namespace
+
+int triage_command(const Args& args, std::ostream& out, std::ostream& err) {
+  Options options = parse_options(args);
+  if (!options.error.empty()) {
+    err << "firstassert triage: " << options.error << " (see firstassert triage --help)\n";
+    return kBadInput;
+  }
+  if (options.help) {
+    out << kUsage;
+    return 0;
+  }
+  triage::Scanner scanner;
+  bool all_read = true;
+  for (const std::string& log : options.logs) all_read = scan_log(log, scanner, err) && all_read;
+  const triage::Findings& findings = scanner.findings();
+  if (!findings.logs.empty()) triage::write_summary(findings, out);
+  out.flush();
+  if (!all_read) return kBadInput;
+  return findings.found() ? 0 : 1;
+}
+
+}  // namespace firstassert::cli

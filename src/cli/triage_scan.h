@@ -1,0 +1,140 @@
+// What `firstassert triage` finds in logs of a job that ran without the shim: the driver's assertion lines, grouped;
+// the Python tracebacks carrying a CUDA error (the first one apart); the rank behind each line. Lines go in one at a
+// time (logs may be huge), findings stay bounded whatever the logs hold.
+#pragma once
+
+#include <array>
+#include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+namespace firstassert::cli::triage {
+
+inline constexpr int kNoRank = -1;
+
+// A line with the prefixes a launcher or a log server put before the program's own text removed.
+struct PrefixedLine {
+  std::string_view text;
+  int rank = kNoRank;
+};
+
+// Removes srun --label's "3: ", torchrun's "[rank3]:" or "[default3]:" (both may stack: the torchrun rank wins), a
+// Jupyter server's "[I 2024-05-01 10:00:00.123 ServerApp] ", a tab-separated "<time>\t<LEVEL>\t" record prefix,
+// trailing carriage returns, and what a carriage return inside the line overwrote on a terminal (progress bars).
+PrefixedLine strip_prefixes(std::string_view line);
+
+// The CUDA error code a message names ("CUDA error: device-side assert triggered" -> 710), 0 when none is known.
+int cuda_error_code(std::string_view text);
+
+using Triple = std::array<uint32_t, 3>;
+
+// Where a line is: the log's index among those read, and its 1-based line number there. Ordered as read.
+struct Position {
+  size_t log = 0;
+  uint64_t line = 0;
+  auto operator<=>(const Position&) const = default;
+};
+
+// Identical assertions (file, line, function, condition) over all blocks and threads that printed them.
+struct AssertGroup {
+  std::string file;
+  uint32_t line = 0;
+  std::string function;
+  std::string condition;
+  uint64_t lines = 0;
+  std::set<Triple> blocks, threads;  // at most kMaxDistinct each; *_capped: that set stopped growing
+  bool blocks_capped = false, threads_capped = false;
+  Position first;
+  int first_rank = kNoRank;
+  Triple first_block{}, first_thread{};
+};
+
+struct CudaTraceback {
+  Position at;             // the exception's line
+  int rank = kNoRank;
+  std::string exception;   // the exception line ("RuntimeError: CUDA error: device-side assert triggered")
+  std::string cuda_error;  // the message line naming the CUDA error, when not the exception line itself
+  std::string last_frame;  // `File "train.py", line 42, in step`, empty if the traceback had none
+  int code = 0;
+};
+
+struct OtherCudaError {
+  Position at;
+  int rank = kNoRank;
+  std::string text;
+};
+
+struct RankCounts {
+  uint64_t assertion_lines = 0;
+  uint64_t cuda_tracebacks = 0;
+  uint64_t other_cuda_errors = 0;
+  uint64_t watchdog_timeouts = 0;
+};
+
+struct LogInfo {
+  std::string name;  // as given ("-" for stdin)
+  uint64_t lines = 0;
+  uint64_t cut_lines = 0;
+  bool unterminated = false;  // the last line had no newline: the log was cut
+};
+
+struct Findings {
+  std::vector<LogInfo> logs;
+  std::vector<AssertGroup> groups;  // in order of first appearance
+  uint64_t assertion_lines = 0;
+  uint64_t ungrouped_assertion_lines = 0;  // lines of assertions past kMaxGroups distinct ones
+  std::optional<CudaTraceback> first_traceback;
+  uint64_t cuda_tracebacks = 0;
+  std::optional<OtherCudaError> first_other_cuda_error;
+  uint64_t other_cuda_errors = 0;  // lines naming a CUDA error outside a traceback (NCCL watchdog, c10 what())
+  uint64_t watchdog_timeouts = 0;
+  std::map<int, RankCounts> ranks;  // kNoRank: lines without a rank prefix
+  bool ranks_capped = false;
+  bool any_rank = false;  // some line carried a rank prefix
+
+  bool found() const { return assertion_lines > 0 || cuda_tracebacks > 0 || other_cuda_errors > 0; }
+};
+
+class Scanner {
+ public:
+  static constexpr size_t kMaxGroups = 256;
+  static constexpr size_t kMaxDistinct = 65536;
+  static constexpr size_t kMaxRanks = 4096;
+  static constexpr int kMaxMessageLines = 12;
+
+  // Logs are read one after the other; lines go to the log begun last.
+  void begin_log(std::string name);
+  void line(std::string_view raw, bool cut);
+  void end_log(bool unterminated);
+  const Findings& findings() const { return findings_; }
+
+ private:
+  // A traceback being read, one per rank: ranks' lines interleave.
+  struct Pending {
+    bool in_message = false;  // past the frames, reading the exception's message
+    int message_lines = 0;
+    CudaTraceback tb;
+  };
+
+  bool on_assertion(std::string_view text, int rank);  // false when the line is not the driver's
+  bool on_traceback_line(std::string_view text, int rank);
+  void on_other_line(std::string_view text, int rank);
+  void finish(int rank);
+  RankCounts* counts(int rank);
+  AssertGroup* group_for(std::string_view file, uint32_t line, std::string_view function, std::string_view condition);
+
+  Findings findings_;
+  std::map<std::tuple<std::string, uint32_t, std::string, std::string>, size_t> group_index_;
+  std::map<int, Pending> pending_;
+  std::string scratch_;
+  Position position_;
+};
+
+}  // namespace firstassert::cli::triage

@@ -1,0 +1,96 @@
+#include "triage_text.h"
+
+#include <cstdint>
+
+namespace firstassert::cli::triage {
+namespace {
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+// Length of the valid UTF-8 sequence starting text[0], 0 if it is not one. Overlong forms, surrogates and code
+// points past U+10FFFF are invalid (RFC 3629), so the output decodes the same in every reader.
+size_t utf8_sequence(std::string_view text) {
+  auto byte = [&](size_t i) { return static_cast<uint8_t>(text[i]); };
+  uint8_t lead = byte(0);
+  if (lead < 0x80) return 1;
+  size_t length = lead >= 0xC2 && lead <= 0xDF   ? 2
+                  : lead >= 0xE0 && lead <= 0xEF ? 3
+                  : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                 : 0;
+  if (length == 0 || text.size() < length) return 0;
+  for (size_t i = 1; i < length; ++i) {
+    if ((byte(i) & 0xC0) != 0x80) return 0;
+  }
+  uint8_t second = byte(1);
+  if (lead == 0xE0 && second < 0xA0) return 0;  // overlong
+  if (lead == 0xED && second > 0x9F) return 0;  // surrogate
+  if (lead == 0xF0 && second < 0x90) return 0;  // overlong
+  if (lead == 0xF4 && second > 0x8F) return 0;  // past U+10FFFF
+  return length;
+}
+
+bool is_control(uint8_t c) { return (c < 0x20 && c != '\t') || c == 0x7F; }
+
+}  // namespace
+
+std::string printable(std::string_view text, size_t max_bytes) {
+  std::string out;
+  out.reserve(std::min(text.size(), max_bytes) + 8);
+  size_t i = 0;
+  while (i < text.size()) {
+    if (i >= max_bytes) {
+      out += "...";
+      break;
+    }
+    std::string_view rest = text.substr(i);
+    size_t length = utf8_sequence(rest);
+    if (length == 0 || (length == 1 && is_control(static_cast<uint8_t>(rest[0])))) {
+      out += kReplacement;
+      ++i;
+      continue;
+    }
+    out.append(rest.substr(0, length));
+    i += length;
+  }
+  return out;
+}
+
+std::string_view strip_ansi(std::string_view line, std::string& scratch) {
+  if (line.find('\x1b') == std::string_view::npos) return line;
+  scratch.clear();
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] != '\x1b' || i + 1 >= line.size() || line[i + 1] != '[') {
+      scratch += line[i];
+      continue;
+    }
+    // CSI: ESC [ parameters and intermediates (0x20..0x3F), then one final byte (0x40..0x7E).
+    size_t j = i + 2;
+    while (j < line.size() && line[j] >= 0x20 && line[j] <= 0x3F) ++j;
+    i = j < line.size() && line[j] >= 0x40 && line[j] <= 0x7E ? j : j - 1;
+  }
+  return scratch;
+}
+
+std::string wrap(std::string_view text, size_t width, std::string_view indent) {
+  std::string out, current;
+  auto flush = [&] {
+    if (current.empty()) return;
+    out.append(indent).append(current) += '\n';
+    current.clear();
+  };
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t start = text.find_first_not_of(' ', i);
+    if (start == std::string_view::npos) break;
+    size_t end = text.find(' ', start);
+    std::string_view word = text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    if (!current.empty() && indent.size() + current.size() + 1 + word.size() > width) flush();
+    if (!current.empty()) current += ' ';
+    current.append(word);
+    i = start + word.size();
+  }
+  flush();
+  return out;
+}
+
+}  // namespace firstassert::cli::triage

@@ -1,0 +1,23 @@
+// Text helpers for `firstassert triage`: logs are arbitrary bytes (other encodings, binary junk, colour codes, a
+// line cut by a crash), the summary must be valid UTF-8 plain text that golden files can compare exactly.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace firstassert::cli::triage {
+
+// The text with every byte that is not part of valid UTF-8, and every control character but tab, replaced by
+// U+FFFD, cut (on a character boundary, marked with "...") after max_bytes of input.
+std::string printable(std::string_view text, size_t max_bytes = 1000);
+
+// The line without ANSI escape sequences (a coloured logger's "\x1b[31m"). scratch holds the copy when one is needed;
+// the result views either the line or scratch.
+std::string_view strip_ansi(std::string_view line, std::string& scratch);
+
+// Words of text on lines of at most width columns (counted in bytes; a longer word gets a line of its own), each
+// prefixed by indent and ended by '\n'.
+std::string wrap(std::string_view text, size_t width, std::string_view indent);
+
+}  // namespace firstassert::cli::triage

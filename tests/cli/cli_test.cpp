@@ -1,0 +1,264 @@
+// The firstassert command, driven as a user drives it: run over simulator programs, show on golden reports
+// (compared line for line with the expected text), merge over a generated job of 4 ranks, and every bad input.
+// FIRSTASSERT_UPDATE_GOLDEN=1 rewrites the expected texts from what the command prints.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "process_runner.h"
+#include "shim_run.h"
+
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+const std::string kCli = FIRSTASSERT_CLI;
+const std::string kGolden = GOLDEN_DIR;
+
+e2e::Run cli(std::vector<std::string> args, const std::string& cwd, std::map<std::string, std::string> env = {}) {
+  args.insert(args.begin(), kCli);
+  return e2e::run(args, env, cwd);
+}
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+void expect_golden(const std::string& actual, const std::string& name) {
+  std::string path = kGolden + "/" + name;
+  if (std::getenv("FIRSTASSERT_UPDATE_GOLDEN") != nullptr) write(path, actual);
+  EXPECT_EQ(actual, e2e::read_file(path)) << "differs from " << path << " (FIRSTASSERT_UPDATE_GOLDEN=1 rewrites it)";
+}
+
+// ---- run ------------------------------------------------------------------------------------------------------
+
+TEST(CliRun, KeepsTheJobsExitStatusAndOutputAndListsItsReport) {
+  e2e::TempDir dir, bare_dir;
+  e2e::Run bare = e2e::run({RUNTIME_JOB}, {}, bare_dir.path());
+  e2e::Run r = cli({"run", "--dir", dir.path(), "--", RUNTIME_JOB}, dir.path());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, bare.out) << "the job's stdout is its own";
+  std::vector<std::string> reports = dir.files("firstassert-");
+  ASSERT_EQ(reports.size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("firstassert: report: " + reports[0] + "\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("firstassert: first device-side assert"), std::string::npos);
+}
+
+TEST(CliRun, PassesOnTheSignalThatKilledTheJob) {
+  e2e::TempDir dir;
+  e2e::Run r = cli({"run", "--dir", dir.path(), PINPOINT_JOB, "kill"}, dir.path());
+  EXPECT_EQ(r.exit_code, 128 + 9) << "firstassert itself dies of the job's SIGKILL";
+  EXPECT_NE(r.err.find("firstassert: report: "), std::string::npos) << "the report written at detection is listed";
+}
+
+TEST(CliRun, HealthyJobListsNothing) {
+  e2e::TempDir dir;
+  e2e::Run r = cli({"run", "--", RUNTIME_JOB, "--healthy"}, dir.path());
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.err, "");
+  EXPECT_TRUE(dir.files("firstassert-").empty());
+}
+
+TEST(CliRun, SyncOptionReachesTheShim) {
+  e2e::TempDir dir;
+  e2e::Run r = cli({"run", "--sync", "all", "--", PINPOINT_JOB, "in-flight"}, dir.path());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("next call: cudaErrorAssert"), std::string::npos) << "forced syncs caught it at once";
+}
+
+TEST(CliRun, BadUsage) {
+  e2e::TempDir dir;
+  e2e::Run none = cli({"run"}, dir.path());
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(none.err, "firstassert run: no command given (see firstassert run --help)\n");
+  e2e::Run missing = cli({"run", "--", "/nonexistent/program"}, dir.path());
+  EXPECT_EQ(missing.exit_code, 127);
+  EXPECT_EQ(missing.err, "firstassert run: cannot run '/nonexistent/program': No such file or directory\n");
+  e2e::Run bad_dir = cli({"run", "--dir", "/nonexistent/dir", "--", "true"}, dir.path());
+  EXPECT_EQ(bad_dir.exit_code, 2);
+  EXPECT_EQ(bad_dir.err, "firstassert run: --dir /nonexistent/dir is not a directory\n");
+  e2e::Run no_lib = cli({"run", "--", "true"}, dir.path(), {{"FIRSTASSERT_LIB", "/nonexistent/libfirstassert.so"}});
+  EXPECT_EQ(no_lib.exit_code, 2);
+  EXPECT_NE(no_lib.err.find("libfirstassert.so not found"), std::string::npos) << no_lib.err;
+}
+
+// ---- show -----------------------------------------------------------------------------------------------------
+
+TEST(CliShow, AssertReportReadsAsTheGoldenText) {
+  e2e::TempDir dir;
+  e2e::Run r = cli({"show", "assert_report.json"}, kGolden);  // a relative path: the text names it as given
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  expect_golden(r.out, "assert_report.txt");
+}
+
+TEST(CliShow, RefusedLaunchReportReadsAsTheGoldenText) {
+  e2e::TempDir dir;
+  e2e::Run r = cli({"show", "refused_report.json"}, kGolden);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  expect_golden(r.out, "refused_report.txt");
+}
+
+TEST(CliShow, ColorOnlyWhenAskedOrOnATerminal) {
+  e2e::TempDir dir;
+  e2e::Run piped = cli({"show", kGolden + "/assert_report.json"}, dir.path());
+  EXPECT_EQ(piped.out.find("\033["), std::string::npos);
+  e2e::Run forced = cli({"show", "--color=always", kGolden + "/assert_report.json"}, dir.path());
+  EXPECT_NE(forced.out.find("\033[1;31m"), std::string::npos);
+}
+
+TEST(CliShow, JsonPassesTheReportThrough) {
+  e2e::TempDir dir;
+  e2e::Run r = cli({"show", "--json", kGolden + "/assert_report.json"}, dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json shown = json::parse(r.out);
+  json original = json::parse(e2e::read_file(kGolden + "/assert_report.json"));
+  EXPECT_EQ(shown, original) << "nothing to resolve offline here: the modules are not on this machine";
+}
+
+TEST(CliShow, DefaultIsTheNewestReportOfTheCurrentDirectory) {
+  e2e::TempDir dir;
+  fs::copy_file(kGolden + "/refused_report.json", dir.path() + "/firstassert-a-1.json");
+  fs::copy_file(kGolden + "/assert_report.json", dir.path() + "/firstassert-b-2.json");
+  fs::last_write_time(dir.path() + "/firstassert-b-2.json", fs::file_time_type::clock::now() - std::chrono::hours(1));
+  e2e::Run r = cli({"show"}, dir.path());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("my_op_kernel"), std::string::npos) << "the newer file, not the first by name";
+}
+
+TEST(CliShow, ResolvesFramesOfABinaryOnThisMachine) {
+  // A report from "another machine" whose frame in the stack job has only module + offset: the binary is here,
+  // with the same build id, so show names the function and line.
+  e2e::TempDir dir;
+  e2e::Outcome o = e2e::run_in(dir, {STACK_JOB}, {{"LD_PRELOAD", FIRSTASSERT_SHIM}});
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  json report = o.report;
+  json& frame = report["culprit"]["native_stack"][0];
+  ASSERT_EQ(frame["module"], STACK_JOB);
+  frame["function"] = nullptr;
+  frame["file"] = nullptr;
+  frame["line"] = nullptr;
+  write(o.reports[0], report.dump());
+  e2e::Run r = cli({"show", "--json", o.reports[0]}, dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json resolved = json::parse(r.out)["culprit"]["native_stack"][0];
+  EXPECT_NE(resolved["function"].get<std::string>().find("train_step"), std::string::npos) << resolved.dump();
+  EXPECT_EQ(resolved["resolved_offline"], true);
+}
+
+TEST(CliShow, BadInputsAreOneLineEachAndExitTwo) {
+  e2e::TempDir dir;
+  std::string truncated = e2e::read_file(kGolden + "/assert_report.json").substr(0, 500);
+  write(dir.path() + "/truncated.json", truncated);
+  write(dir.path() + "/foreign.json", "{\"name\": \"package.json\", \"version\": \"1.0.0\"}\n");
+  write(dir.path() + "/newer.json", "{\"schema\": \"firstassert/2\"}\n");
+  write(dir.path() + "/binary.json", std::string("\x7f" "ELF\x02\x01\x01\x00garbage", 16));
+  struct Case {
+    std::string file, message;
+  } cases[] = {
+      {dir.path() + "/missing.json", "no such file"},
+      {dir.path() + "/truncated.json", "not valid JSON (truncated?)"},
+      {dir.path() + "/foreign.json", "not a firstassert report (no \"schema\")"},
+      {dir.path() + "/newer.json",
+       "schema firstassert/2 is newer than this firstassert understands (firstassert/1); use a newer firstassert"},
+      {dir.path() + "/binary.json", "not valid JSON (truncated?)"},
+  };
+  for (const Case& c : cases) {
+    e2e::Run r = cli({"show", c.file}, dir.path());
+    EXPECT_EQ(r.exit_code, 2) << c.file;
+    EXPECT_EQ(r.err, "firstassert show: " + c.file + ": " + c.message + "\n");
+    EXPECT_EQ(r.out, "");
+  }
+  e2e::TempDir empty;
+  e2e::Run r = cli({"show", empty.path()}, dir.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "firstassert show: " + empty.path() + ": no firstassert report (firstassert-*.json) here\n");
+}
+
+// ---- merge ----------------------------------------------------------------------------------------------------
+
+// A job of 4 ranks on two hosts: rank 2 failed first, the others after it with secondary errors.
+void write_rank(const std::string& dir, int rank, const std::string& host, long long error_ns, const char* api) {
+  json r = json::parse(e2e::read_file(kGolden + "/assert_report.json"));
+  r["process"]["rank"] = rank;
+  r["process"]["host"] = host;
+  r["process"]["pid"] = 1000 + rank;
+  r["first_error"]["time_ns"] = error_ns;
+  r["first_error"]["api"] = api;
+  if (rank != 2) r["culprit"]["kernel"] = "void ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
+  write(dir + "/firstassert-" + host + "-" + std::to_string(1000 + rank) + ".json", r.dump());
+}
+
+TEST(CliMerge, NamesTheRankThatFailedFirst) {
+  e2e::TempDir host_a, host_b;
+  const long long t0 = 1796007900000000000;
+  write_rank(host_a.path(), 0, "node1", t0 + 3'200'000'000, "ncclCommWatchdog");
+  write_rank(host_a.path(), 1, "node1", t0 + 3'100'000'000, "cudaStreamSynchronize");
+  write_rank(host_b.path(), 2, "node2", t0, "cudaMemcpyAsync");
+  write_rank(host_b.path(), 3, "node2", t0 + 2'500'000'000, "cudaEventQuery");
+  e2e::Run r = cli({"merge", host_a.path(), host_b.path()}, host_a.path());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("4 reports, 4 with an error\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("failed first: rank 2 on node2\n  cudaErrorAssert (710) at cudaMemcpyAsync\n  culprit "
+                       "nll_loss_forward_reduce_cuda_kernel_2d [exact]"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  +2.500 s  rank 3 on node2: cudaErrorAssert (710) at cudaEventQuery"), std::string::npos);
+  EXPECT_NE(r.out.find("  +3.100 s  rank 1 on node1"), std::string::npos);
+  EXPECT_NE(r.out.find("  +3.200 s  rank 0 on node1"), std::string::npos);
+  EXPECT_NE(r.out.find("times compared: first_error.time_ns, the wall clocks of 2 hosts"), std::string::npos);
+  EXPECT_EQ(r.out.find("warning"), std::string::npos) << "node1 failed 3.1 s after node2: beyond a 1 s skew";
+
+  // Within a 4 s skew the other host's first failure (3.1 s later) may really have come first; rank 3 (2.5 s, the
+  // same host and clock) does not make the order uncertain.
+  e2e::Run tight = cli({"merge", "--skew", "4", host_a.path(), host_b.path()}, host_a.path());
+  EXPECT_NE(tight.out.find("warning: the first failures on node2 and node1 are 3.100 s apart, less than the clock "
+                           "skew allowed (4 s): which host failed first is uncertain"),
+            std::string::npos)
+      << tight.out;
+  e2e::Run loose = cli({"merge", "--skew", "3", host_a.path(), host_b.path()}, host_a.path());
+  EXPECT_EQ(loose.out.find("warning"), std::string::npos) << loose.out;
+
+  e2e::Run as_json = cli({"merge", "--json", host_a.path(), host_b.path()}, host_a.path());
+  json j = json::parse(as_json.out);
+  EXPECT_EQ(j["failures"][0]["rank"], 2);
+  EXPECT_EQ(j["failures"][0]["role"], "first");
+  EXPECT_EQ(j["failures"][3]["rank"], 0);
+}
+
+TEST(CliMerge, BadFilesAreReportedAndTheRestStillMerged) {
+  e2e::TempDir dir, empty;
+  const long long t0 = 1796007900000000000;
+  write_rank(dir.path(), 2, "node2", t0, "cudaMemcpyAsync");
+  write_rank(dir.path(), 0, "node2", t0 + 1'000'000'000, "cudaLaunchKernel");
+  write(dir.path() + "/firstassert-node9-1.json", "{\"schema\": \"firstassert/1\", \"process\": ");
+  e2e::Run r = cli({"merge", dir.path(), empty.path(), "/nonexistent/dir"}, dir.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("firstassert merge: " + dir.path() + "/firstassert-node9-1.json: not valid JSON (truncated?)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("firstassert merge: " + empty.path() + ": no firstassert report (firstassert-*.json) here\n"),
+            std::string::npos);
+  EXPECT_NE(r.err.find("firstassert merge: /nonexistent/dir: no such directory\n"), std::string::npos);
+  EXPECT_NE(r.out.find("failed first: rank 2 on node2"), std::string::npos) << r.out;
+}
+
+TEST(Cli, UsageAndUnknownCommands) {
+  e2e::TempDir dir;
+  e2e::Run help = cli({"--help"}, dir.path());
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("firstassert run"), std::string::npos);
+  e2e::Run unknown = cli({"frobnicate"}, dir.path());
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_EQ(unknown.err, "firstassert: unknown command 'frobnicate' (run, show, merge, triage; see firstassert --help)\n");
+  for (const char* command : {"run", "show", "merge", "triage"}) {
+    e2e::Run h = cli({command, "--help"}, dir.path());
+    EXPECT_EQ(h.exit_code, 0) << command;
+    EXPECT_NE(h.out.find(std::string("usage: firstassert ") + command), std::string::npos) << command << h.out;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""Test: the notebook helper, firstassert_notebook, with the simulator (stdlib unittest, no pytest).
+
+usage: notebook_test.py MODULE SHIM SIM_DIR
+       notebook_test.py --child[-enable-early|-slot-taken] MODULE SHIM SIM_DIR [REPORT_DIR]
+       MODULE   the configured firstassert_notebook.py (build tree)
+       SHIM     build/src/preload/libfirstassert.so
+       SIM_DIR  build/tests/sim (libcudart.so.13, libsimkernels.so)
+
+The CUDA part runs in a child process (this file with --child), as a notebook kernel that dies of a device-side
+assert; the parent reads the report afterwards, as the restarted kernel does, and never loads CUDA itself.
+"""
+import contextlib
+import ctypes
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+THIS_FILE = os.path.abspath(__file__)
+NLL_LOSS_MANGLED = "_ZN2at6native38nll_loss_forward_reduce_cuda_kernel_2dIflEEvPT_S3_PKS2_PKT0_S5_bllll"
+MODULE = SHIM = SIM_DIR = None
+
+
+def marker_line(marker):
+    with open(THIS_FILE) as f:
+        for number, text in enumerate(f, 1):
+            if text.rstrip().endswith("# " + marker):
+                return number
+    raise AssertionError("marker %s not found" % marker)
+
+
+# ---- the child: a job that launches nll_loss with a label out of range -----------------------------------------
+
+class dim3(ctypes.Structure):
+    _fields_ = [("x", ctypes.c_uint), ("y", ctypes.c_uint), ("z", ctypes.c_uint)]
+
+
+def launch_nll_loss(cudart, kernels, loss, weight_sum, logits, labels):
+    holders = [loss, weight_sum, logits, labels, ctypes.c_void_p(None), ctypes.c_bool(True), ctypes.c_long(4),
+               ctypes.c_long(4), ctypes.c_long(4), ctypes.c_long(-100)]
+    argv = (ctypes.c_void_p * len(holders))(*[ctypes.addressof(h) for h in holders])
+    stub = kernels.simkernels_host_stub(b"nll_loss")
+    return cudart.cudaLaunchKernel(stub, dim3(1, 1, 1), dim3(32, 1, 1), argv, 0, None)  # LAUNCH_LINE
+
+
+def child(module_path, shim, sim_dir, report_dir):
+    sys.path.insert(0, os.path.dirname(module_path))
+    import firstassert_notebook as fa
+    # PyDLL keeps the GIL held during the calls, as a framework's C++ extension does: Python frames are recorded.
+    kernels = ctypes.PyDLL(os.path.join(sim_dir, "libsimkernels.so"), mode=ctypes.RTLD_GLOBAL)
+    cudart = ctypes.PyDLL(os.path.join(sim_dir, "libcudart.so.13"), mode=ctypes.RTLD_GLOBAL)
+    if not fa.enable(lib=shim, report_dir=report_dir):
+        print("enable() returned False")
+        return 3
+    kernels.simkernels_host_stub.restype = ctypes.c_void_p
+    cudart.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+    cudart.cudaMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    cudart.cudaLaunchKernel.argtypes = [ctypes.c_void_p, dim3, dim3, ctypes.POINTER(ctypes.c_void_p),
+                                        ctypes.c_size_t, ctypes.c_void_p]
+    tensors = []
+    for nbytes in (4, 4, 64, 32):
+        p = ctypes.c_void_p()
+        cudart.cudaMalloc(ctypes.byref(p), nbytes)
+        tensors.append(p)
+    labels = (ctypes.c_long * 4)(0, 1, 9, 2)  # 9: out of [0, 4)
+    cudart.cudaMemcpy(tensors[3], ctypes.cast(labels, ctypes.c_void_p), ctypes.sizeof(labels), 1)
+    launched = launch_nll_loss(cudart, kernels, *tensors)
+    synced = cudart.cudaDeviceSynchronize()
+    print("launch %d sync %d report %s" % (launched, synced, fa.report_path()))
+    return 0 if (launched, synced) == (0, 710) and fa.report_path() else 4
+
+
+def child_enable_early(module_path, shim, sim_dir):
+    """enable() before CUDA's libraries are loaded refuses, without spending the process's one activation."""
+    sys.path.insert(0, os.path.dirname(module_path))
+    import firstassert_notebook as fa
+    early, _, early_err = captured(fa.enable, lib=shim)
+    ctypes.PyDLL(os.path.join(sim_dir, "libcudart.so.13"), mode=ctypes.RTLD_GLOBAL)
+    late, _, late_err = captured(fa.enable, lib=shim)
+    print(json.dumps({"early": early, "early_err": early_err, "late": late, "late_err": late_err}))
+    return 0
+
+
+def child_slot_taken(module_path, shim, sim_dir):
+    """Another tool holds CUPTI's only subscriber slot: enable() returns False with one line."""
+    sys.path.insert(0, os.path.dirname(module_path))
+    import firstassert_notebook as fa
+    ctypes.PyDLL(os.path.join(sim_dir, "libcudart.so.13"), mode=ctypes.RTLD_GLOBAL)
+    cupti = ctypes.PyDLL(os.path.join(sim_dir, "libcupti.so.13"), mode=ctypes.RTLD_GLOBAL)
+    callback_type = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_uint, ctypes.c_void_p)
+    callback = callback_type(lambda *args: None)
+    handle = ctypes.c_void_p()
+    cupti.cuptiSubscribe.argtypes = [ctypes.POINTER(ctypes.c_void_p), callback_type, ctypes.c_void_p]
+    subscribed = cupti.cuptiSubscribe(ctypes.byref(handle), callback, None)
+    result, _, err = captured(fa.enable, lib=shim)
+    print(json.dumps({"subscribed": subscribed, "result": result, "err": err}))
+    return 0
+
+
+# ---- the tests --------------------------------------------------------------------------------------------------
+
+def run_child(mode, *args):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("LD_PRELOAD", "CUDA_INJECTION64_PATH", "FIRSTASSERT_DIR", "FIRSTASSERT_LIB")}
+    return subprocess.run([sys.executable, THIS_FILE, mode, MODULE, SHIM, SIM_DIR] + list(args),
+                          capture_output=True, text=True, env=env, timeout=90)
+
+
+def import_module():
+    sys.path.insert(0, os.path.dirname(MODULE))
+    import firstassert_notebook
+    return firstassert_notebook
+
+
+def captured(function, *args, **kwargs):
+    """(result, stdout, stderr) of a call."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        result = function(*args, **kwargs)
+    return result, out.getvalue(), err.getvalue()
+
+
+@contextlib.contextmanager
+def environment(**values):
+    """Sets (or, for None, removes) environment variables for the duration of a block."""
+    saved = {name: os.environ.get(name) for name in values}
+    def apply(settings):
+        for name, value in settings.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    apply(values)
+    try:
+        yield
+    finally:
+        apply(saved)
+
+
+def write(path, text, mtime):
+    with open(path, "w") as f:
+        f.write(text)
+    os.utime(path, (mtime, mtime))
+
+
+class DeviceAssertInAChild(unittest.TestCase):
+    def test_report_survives_and_shows(self):
+        fa = import_module()
+        with tempfile.TemporaryDirectory() as tmp:
+            run = run_child("--child", tmp)
+            detail = "child exit %d\nstdout:\n%s\nstderr:\n%s" % (run.returncode, run.stdout, run.stderr)
+            self.assertEqual(run.returncode, 0, detail)
+            self.assertIn("launch 0 sync 710", run.stdout, detail)
+
+            report, _, err = captured(fa.last_report, tmp)
+            self.assertIsNotNone(report, detail)
+            self.assertEqual(err, "")
+            self.assertEqual(report["schema"], "firstassert/1")
+            self.assertEqual(report["first_error"]["code"], 710)
+            self.assertEqual(report["culprit"]["mangled"], NLL_LOSS_MANGLED)
+            self.assertEqual(report["culprit"]["hint"]["id"], "class-index-out-of-range")
+            self.assertTrue(report["final"], "the child exited: the report was rewritten at exit")
+
+            _, shown, err = captured(fa.show, report)
+            self.assertEqual(err, "")
+            innermost = "%s:%d in launch_nll_loss" % (THIS_FILE, marker_line("LAUNCH_LINE"))
+            for expected in ["nll_loss_forward_reduce_cuda_kernel_2d", report["culprit"]["hint"]["title"],
+                             "cudaErrorAssert (710)", "<<<(1,1,1), (32,1,1), 0 bytes shared, stream 0x0",
+                             "exact:", "0 later error(s)"]:
+                self.assertIn(expected, shown, shown)
+            # The shim walks Python frames with the C API of 3.9+; older interpreters get none.
+            if sys.version_info >= (3, 9):
+                python_lines = [l for l in shown.splitlines() if l.lstrip().startswith(("Python", "called from"))]
+                self.assertEqual(python_lines, ["  called from  " + innermost, "  Python       " + innermost], shown)
+
+            # show() with no argument reads the newest report of FIRSTASSERT_DIR, as after a restart.
+            with environment(FIRSTASSERT_DIR=tmp):
+                _, again, _ = captured(fa.show)
+            self.assertEqual(again, shown)
+
+        # Nothing in this process loaded CUDA or the shim: the device-side assert happened in the child only.
+        with open("/proc/self/maps") as maps:
+            mapped = maps.read()
+        for library in ("libcudart.so", "libcuda.so", "libfirstassert.so"):
+            self.assertNotIn(library, mapped)
+
+
+class LastReport(unittest.TestCase):
+    def test_empty_dir(self):
+        fa = import_module()
+        with tempfile.TemporaryDirectory() as tmp:
+            result, out, err = captured(fa.last_report, tmp)
+            self.assertIsNone(result)
+            self.assertEqual((out, err), ("", ""))
+            _, shown, _ = captured(fa.show, tmp)
+            self.assertEqual(shown, "firstassert: no report at %s\n" % tmp)
+
+    def test_skips_truncated_and_foreign(self):
+        fa = import_module()
+        valid = {"schema": "firstassert/1", "final": True, "first_error": {"code": 710}, "culprit": None}
+        text = json.dumps(valid, indent=2)
+        with tempfile.TemporaryDirectory() as tmp:
+            write(os.path.join(tmp, "firstassert-host-1.json"), text, 1000)
+            truncated = os.path.join(tmp, "firstassert-host-2.json")
+            write(truncated, text[: len(text) // 2], 2000)  # newer, partly written
+            result, out, err = captured(fa.last_report, tmp)
+            self.assertEqual(result["first_error"], {"code": 710})
+            self.assertEqual(result["_path"], os.path.join(tmp, "firstassert-host-1.json"))
+            self.assertEqual(out, "")
+            self.assertEqual(len(err.splitlines()), 1, err)
+            self.assertIn(truncated, err)
+
+            foreign = os.path.join(tmp, "firstassert-host-3.json")
+            write(foreign, json.dumps({"schema": "something/else"}), 3000)
+            result, _, err = captured(fa.last_report, tmp)
+            self.assertEqual(result["_path"], os.path.join(tmp, "firstassert-host-1.json"))
+            self.assertEqual(len(err.splitlines()), 2, err)
+            self.assertIn(foreign, err.splitlines()[0])
+
+            # A report without a culprit is still shown, without raising.
+            _, shown, _ = captured(fa.show, result)
+            self.assertIn("not known", shown)
+
+
+class Enable(unittest.TestCase):
+    def test_missing_library(self):
+        fa = import_module()
+        missing = "/nonexistent/dir/libfirstassert.so"
+        result, out, err = captured(fa.enable, lib=missing)
+        self.assertIs(result, False)
+        self.assertEqual(out, "")
+        self.assertEqual(len(err.splitlines()), 1, err)
+        self.assertIn(missing, err)
+
+    def test_missing_library_from_environment(self):
+        fa = import_module()
+        missing = "/nonexistent/env/libfirstassert.so"
+        with environment(FIRSTASSERT_LIB=missing):
+            result, _, err = captured(fa.enable)
+        self.assertIs(result, False)
+        self.assertEqual(len(err.splitlines()), 1, err)
+        self.assertIn("FIRSTASSERT_LIB", err)
+
+    def test_before_cuda_is_loaded(self):
+        run = run_child("--child-enable-early")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        result = json.loads(run.stdout)
+        self.assertIs(result["early"], False)
+        self.assertEqual(len(result["early_err"].splitlines()), 1, result["early_err"])
+        self.assertIn("import torch", result["early_err"])
+        self.assertIs(result["late"], True, "the refusal must not spend the one activation: " + run.stderr)
+        self.assertEqual(result["late_err"], "")
+
+    def test_cupti_slot_taken(self):
+        run = run_child("--child-slot-taken")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        result = json.loads(run.stdout)
+        self.assertEqual(result["subscribed"], 0, "the stand-in profiler should hold CUPTI's slot")
+        self.assertIs(result["result"], False)
+        self.assertEqual(len(result["err"].splitlines()), 1, result["err"])
+        self.assertIn("not recording", result["err"])
+        self.assertIn("slot", run.stderr, "the shim's own line, on fd 2")
+
+    def test_finds_build_tree_library(self):
+        fa = import_module()
+        with environment(FIRSTASSERT_LIB=None):
+            path, origin = fa.find_library()
+        self.assertEqual(os.path.realpath(path), os.path.realpath(SHIM))
+        self.assertEqual(origin, "this build tree")
+
+
+if __name__ == "__main__":
+    children = {"--child": child, "--child-enable-early": child_enable_early, "--child-slot-taken": child_slot_taken}
+    if len(sys.argv) >= 5 and sys.argv[1] in children:
+        sys.exit(children[sys.argv[1]](*sys.argv[2:]))
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    MODULE, SHIM, SIM_DIR = (os.path.abspath(a) for a in sys.argv[1:])
+    unittest.main(argv=[sys.argv[0], "-v"])
