@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "process_runner.h"
@@ -45,6 +46,20 @@ TEST(CliRun, KeepsTheJobsExitStatusAndOutputAndListsItsReport) {
   ASSERT_EQ(reports.size(), 1u) << r.err;
   EXPECT_NE(r.err.find("firstassert: report: " + reports[0] + "\n"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("firstassert: first device-side assert"), std::string::npos);
+}
+
+// As under torchrun or mpirun: a launcher starting several ranks, each inheriting the shim.
+TEST(CliRun, ListsTheReportsOfEveryProcessTheLauncherStarted) {
+  e2e::TempDir dir;
+  std::string job = RUNTIME_JOB;
+  e2e::Run r = cli({"run", "--", "sh", "-c", "RANK=0 " + job + " & RANK=1 " + job + " & wait"}, dir.path());
+  EXPECT_EQ(r.exit_code, 0) << "the launcher's own status";
+  std::vector<std::string> reports = dir.files("firstassert-");
+  ASSERT_EQ(reports.size(), 2u) << r.err;
+  for (const std::string& report : reports) EXPECT_NE(r.err.find("firstassert: report: " + report), std::string::npos);
+  std::set<int> ranks;
+  for (const std::string& report : reports) ranks.insert(json::parse(e2e::read_file(report))["process"]["rank"].get<int>());
+  EXPECT_EQ(ranks, (std::set<int>{0, 1}));
 }
 
 TEST(CliRun, PassesOnTheSignalThatKilledTheJob) {
