@@ -5,20 +5,9 @@
 
 #include <string>
 
-#include "core/sync_policy.h"
-#include "core/tracker.h"
-#include "device/breadcrumbs.h"
+#include "source/observer.h"
 
 namespace firstassert::cupti {
-
-// What the callbacks feed and use; all outlive the subscription. breadcrumbs and sync may be null (off).
-struct Recording {
-  Tracker* tracker = nullptr;
-  Breadcrumbs* breadcrumbs = nullptr;
-  SyncPolicy* sync = nullptr;
-  unsigned stack_depth = 0;  // native frames per launch; 0: none
-  bool python = false;       // Python frames per launch, when the launching thread holds the GIL
-};
 
 struct SubscribeResult {
   bool recording = false;
@@ -26,6 +15,6 @@ struct SubscribeResult {
   std::string message;  // why recording is off, or what is in use
 };
 
-SubscribeResult start_recording(const Recording& recording, const std::string& explicit_cupti_path);
+SubscribeResult start_recording(const source::Recording& recording, const std::string& explicit_cupti_path);
 
 }  // namespace firstassert::cupti

@@ -114,7 +114,7 @@ void bring_up(ActivatedBy by) {
   shim->tool.backend = "cupti";
   shim->tracker.on_primary(on_primary);
   shim->tracker.on_launch_error(on_launch_error);
-  cupti::Recording uses{&shim->tracker, nullptr, &shim->sync, config.stack_depth, config.python};
+  source::Recording uses{&shim->tracker, nullptr, &shim->sync, config.stack_depth, config.python};
   if (config.breadcrumbs) {
     uses.breadcrumbs = &shim->breadcrumbs;
     shim->tracker.set_completion_probe(

@@ -1,6 +1,6 @@
 #include "api_table.h"
 
-namespace firstassert::cupti {
+namespace firstassert::source {
 namespace {
 
 Dim3 dims(const dim3& d) { return {d.x, d.y, d.z}; }
@@ -112,4 +112,4 @@ bool describe_stream_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
   return false;
 }
 
-}  // namespace firstassert::cupti
+}  // namespace firstassert::source

@@ -9,7 +9,7 @@
 #include "core/launch_record.h"
 #include "core/tracker.h"
 
-namespace firstassert::cupti {
+namespace firstassert::source {
 
 // __cudaLaunchKernel (what nvcc 13 emits for <<<>>>) has no params struct in CUDA 13.0's meta header; its
 // functionParams follow its argument list, declared in crt/device_functions.h.
@@ -111,4 +111,4 @@ bool describe_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const v
 // Fills call.kind, stream and stream flag when cbid is one of the stream calls; leaves call untouched otherwise.
 bool describe_stream_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, ApiCall& call);
 
-}  // namespace firstassert::cupti
+}  // namespace firstassert::source

@@ -1,0 +1,190 @@
+#include "observer.h"
+
+#include <atomic>
+#include <mutex>
+
+#include "api_table.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/stream_key.h"
+#include "device/driver_calls.h"
+#include "stack/native_stack.h"
+#include "stack/python_frames.h"
+
+namespace firstassert::source {
+namespace {
+
+Recording recording;  // set once before recording starts; what it points to is never freed
+
+thread_local bool inside_firstassert = false;
+thread_local int runtime_depth = 0;
+
+}  // namespace
+
+void start(const Recording& r) { recording = r; }
+const Recording& current_recording() { return recording; }
+
+OurCall::OurCall() : outer_(inside_firstassert) { inside_firstassert = true; }
+OurCall::~OurCall() { inside_firstassert = outer_; }
+bool inside_our_call() { return inside_firstassert; }
+
+bool runtime_call_entered() { return runtime_depth++ == 0; }
+bool runtime_call_exited() {
+  if (runtime_depth > 0) --runtime_depth;  // a call entered before recording began has no ENTER
+  return runtime_depth == 0;
+}
+bool inside_runtime_call() { return runtime_depth > 0; }
+
+namespace {
+
+// Contexts seen so far and their device ordinals: found once per context (warm-up), then a lock-free lookup.
+constexpr int kMaxContexts = 64;
+struct ContextDevice {
+  std::atomic<uintptr_t> context{0};
+  std::atomic<int32_t> device{-1};
+};
+ContextDevice context_devices[kMaxContexts];
+std::mutex context_mutex;
+
+int32_t device_of(uintptr_t context) {
+  if (context == 0) return -1;
+  for (const ContextDevice& c : context_devices) {
+    uintptr_t seen = c.context.load(std::memory_order_acquire);
+    if (seen == context) return c.device.load(std::memory_order_relaxed);
+    if (seen == 0) break;
+  }
+  std::lock_guard lock(context_mutex);
+  int32_t device = -1;
+  const DriverCalls* calls = driver_calls();
+  if (calls != nullptr && calls->ctx_get_device != nullptr) {
+    OurCall guard;
+    CUdevice d = 0;
+    // During a launch callback the launch's context is current on this thread.
+    if (calls->ctx_get_device(&d) == CUDA_SUCCESS) device = static_cast<int32_t>(d);
+  }
+  for (ContextDevice& c : context_devices) {
+    if (c.context.load() == context) return c.device.load();
+    if (c.context.load() == 0) {
+      c.device.store(device, std::memory_order_relaxed);
+      c.context.store(context, std::memory_order_release);
+      break;
+    }
+  }
+  return device;
+}
+
+std::atomic<bool> said_capture_skip{false};
+
+// The shim's, CUPTI's and CUDA's own frames, cut from the top of every stack; collected at the first launch, when
+// the CUDA libraries in use are loaded.
+MachineryRanges machinery;
+std::once_flag machinery_once;
+
+// Host stacks of the launching thread, into the caller's buffers (the program's frames only).
+struct Stacks {
+  uintptr_t native[kMaxStackFrames + 32];
+  PythonFrame python[kMaxPythonFrames];
+};
+
+void capture_stacks(LaunchEvent& launch, Stacks& stacks) {
+  if (recording.stack_depth > 0) {
+    std::call_once(machinery_once, [] { machinery.collect(reinterpret_cast<const void*>(&capture_stacks)); });
+    size_t n = capture_native_stack(stacks.native, recording.stack_depth + 32);
+    size_t skip = machinery.leading(stacks.native, n);
+    launch.native_stack = stacks.native + skip;
+    launch.native_depth = static_cast<uint8_t>(std::min<size_t>(n - skip, recording.stack_depth));
+  }
+  if (recording.python) {
+    size_t depth = recording.stack_depth > 0 ? std::min<size_t>(recording.stack_depth, kMaxPythonFrames)
+                                             : kMaxPythonFrames;
+    launch.python_stack = stacks.python;
+    launch.python_depth = static_cast<uint8_t>(capture_python_stack(stacks.python, depth));
+  }
+}
+
+// After a launch the program made: the breadcrumb, then the forced synchronization FIRSTASSERT_SYNC asks for.
+void after_launch(const LaunchEvent& launch, uint64_t seq, const char* kernel) {
+  uintptr_t handle = explicit_stream_handle(launch.stream, launch.per_thread_default_stream);
+  if (seq == Tracker::kNotRecorded) {
+    // A launch into a capturing stream: nothing runs, and a write or a sync would break the capture.
+    if (recording.sync != nullptr && recording.sync->active() && !said_capture_skip.exchange(true))
+      say("FIRSTASSERT_SYNC: no forced synchronization while a stream is capturing a CUDA graph");
+    return;
+  }
+  uint64_t key = stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id());
+  if (recording.breadcrumbs != nullptr) {
+    OurCall guard;
+    recording.breadcrumbs->after_launch(key, reinterpret_cast<CUstream>(handle), seq);
+  }
+  if (recording.sync == nullptr || !recording.sync->sync_after(seq, kernel)) return;
+  const DriverCalls* calls = driver_calls();
+  if (calls == nullptr || calls->stream_synchronize == nullptr) return;
+  CUresult r;
+  {
+    OurCall guard;
+    r = calls->stream_synchronize(reinterpret_cast<CUstream>(handle));
+  }
+  ApiCall sync;
+  sync.domain = ApiDomain::driver;
+  sync.api = "cuStreamSynchronize (forced by firstassert after the launch)";
+  sync.code = r;
+  sync.kind = CallKind::sync_stream;
+  sync.stream = launch.stream;
+  sync.per_thread_default_stream = launch.per_thread_default_stream;
+  sync.context = launch.context;
+  sync.launches_at_entry = seq + 1;
+  recording.tracker->record_call(sync);
+}
+
+}  // namespace
+
+void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t context, uint32_t correlation_id,
+                 uint64_t entry_data) {
+  if (!returns_error_code(site.domain, site.cbid)) return;
+  CUpti_CallbackDomain domain = site.domain;
+  CUpti_CallbackId cbid = site.cbid;
+  LaunchEvent launch;
+  if (describe_launch(domain, cbid, site.params, launch)) {
+    launch.kernel = kernel;
+    launch.context = context;
+    launch.device = device_of(context);
+    launch.correlation_id = correlation_id;
+    Stacks stacks;
+    if (code == 0 || (!is_sticky_error(code) && !is_status_not_error(code))) capture_stacks(launch, stacks);
+    ApiDomain api_domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::runtime : ApiDomain::driver;
+    if (code == 0) {
+      const char* kernel = nullptr;
+      uint64_t seq = recording.tracker->record_launch(launch, &kernel);
+      after_launch(launch, seq, kernel);
+      return;
+    }
+    // Refused at once (a sticky error here is only the aftermath of an earlier fault).
+    if (!is_sticky_error(code) && !is_status_not_error(code))
+      recording.tracker->record_launch_error(launch, api_domain, code);
+  }
+  ApiCall call;
+  call.domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::runtime : ApiDomain::driver;
+  call.api = site.function;
+  call.code = code;
+  call.context = context;
+  if (describe_stream_call(domain, cbid, site.params, call)) call.launches_at_entry = entry_data;
+  if (code != 0 || call.kind != CallKind::other) recording.tracker->record_call(call);
+}
+
+uint64_t call_entered(const CallSite& site) {
+  LaunchEvent launch;
+  if (describe_launch(site.domain, site.cbid, site.params, launch)) {
+    if (recording.breadcrumbs != nullptr) {
+      OurCall guard;
+      recording.breadcrumbs->before_launch(
+          stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id()));
+    }
+    return 0;
+  }
+  // What a successful sync proves complete is what was launched before it began.
+  ApiCall probe;
+  return describe_stream_call(site.domain, site.cbid, nullptr, probe) ? recording.tracker->launch_count() : 0;
+}
+
+
+}  // namespace firstassert::source

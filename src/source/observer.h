@@ -1,0 +1,62 @@
+// What both event sources (the CUPTI subscriber and the interposition hooks) do with an API call of the program:
+// each source only translates its own view of a call into a CallSite (CUPTI's callback id and the call's *_params
+// struct, the vocabulary of api_table.h) and calls call_entered / call_exited, so launches, breadcrumbs, forced
+// synchronization, stacks and errors are handled once, here.
+#pragma once
+
+#include <cupti.h>
+
+#include <cstdint>
+
+#include "core/sync_policy.h"
+#include "core/tracker.h"
+#include "device/breadcrumbs.h"
+
+namespace firstassert::source {
+
+// What the calls feed and use; all outlive recording. breadcrumbs and sync may be null (off).
+struct Recording {
+  Tracker* tracker = nullptr;
+  Breadcrumbs* breadcrumbs = nullptr;
+  SyncPolicy* sync = nullptr;
+  unsigned stack_depth = 0;  // native frames per launch; 0: none
+  bool python = false;       // Python frames per launch, when the launching thread holds the GIL
+};
+
+void start(const Recording& recording);
+const Recording& current_recording();
+
+// Marks CUDA calls firstassert itself makes (a breadcrumb, a forced sync, a device lookup): not the program's.
+class OurCall {
+ public:
+  OurCall();
+  ~OurCall();
+  OurCall(const OurCall&) = delete;
+  OurCall& operator=(const OurCall&) = delete;
+
+ private:
+  bool outer_;
+};
+bool inside_our_call();
+
+// The program's runtime calls on this thread: the driver calls made inside one are its implementation, folded
+// into it (each launch recorded once, each failing call counted once). entered/exited return true for the
+// outermost call.
+bool runtime_call_entered();
+bool runtime_call_exited();
+bool inside_runtime_call();
+
+struct CallSite {
+  CUpti_CallbackDomain domain;  // CUPTI_CB_DOMAIN_RUNTIME_API or CUPTI_CB_DOMAIN_DRIVER_API
+  CUpti_CallbackId cbid;
+  const void* params;           // the call's *_params struct (generated_*_meta.h), valid during the call
+  const char* function;         // its name
+};
+
+// Before the call: returns what call_exited needs back (the launch count, for calls that prove completion).
+uint64_t call_entered(const CallSite& site);
+// After it: kernel is the launched kernel's mangled name (launches), context the calling thread's current one.
+void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t context, uint32_t correlation_id,
+                 uint64_t entry_data);
+
+}  // namespace firstassert::source
