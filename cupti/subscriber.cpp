@@ -66,18 +66,18 @@ SubscribeResult start_recording(const source::Recording& r_in, const std::string
   if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
     result.message = std::string("the CUPTI subscriber slot is taken") +
                      (holder[0] != '\0' ? std::string(" by ") + holder : std::string(" by another tool")) +
-                     " (a profiler, compute-sanitizer or cuda-gdb?); recording is off";
+                     " (a profiler, compute-sanitizer or cuda-gdb?)";
     return result;
   }
   if (r != CUPTI_SUCCESS) {
-    result.message = "cuptiSubscribe failed with " + lib.describe(r) + " using " + lib.path + "; recording is off";
+    result.message = "cuptiSubscribe failed with " + lib.describe(r) + " using " + lib.path;
     return result;
   }
   for (CUpti_CallbackDomain domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RESOURCE}) {
     r = lib.enable_domain(1, subscriber, domain);
     if (r != CUPTI_SUCCESS) {
       lib.unsubscribe(subscriber);
-      result.message = "cuptiEnableDomain failed with " + lib.describe(r) + "; recording is off";
+      result.message = "cuptiEnableDomain failed with " + lib.describe(r);
       return result;
     }
   }

@@ -135,6 +135,13 @@ Config parse_config(const GetEnv& getenv, std::vector<std::string>& warnings) {
   c.sync = parse_sync(r);
   c.stack_depth = static_cast<unsigned>(
       r.number("FIRSTASSERT_STACK_DEPTH", Config::kDefaultStackDepth, 0, Config::kMaxStackDepth));
+  if (const char* backend = r.raw("FIRSTASSERT_BACKEND")) {
+    std::string_view v(backend);
+    if (v == "auto") c.backend = Backend::automatic;
+    else if (v == "cupti") c.backend = Backend::cupti;
+    else if (v == "interpose") c.backend = Backend::interpose;
+    else r.warn("FIRSTASSERT_BACKEND", v, "is not auto, cupti or interpose", "auto");
+  }
   c.python = r.flag("FIRSTASSERT_PYTHON", true);
   c.breadcrumbs = r.flag("FIRSTASSERT_BREADCRUMBS", true);
   return c;

@@ -17,6 +17,8 @@ struct SyncMode {
   std::string kernel_regex;   // kernel:REGEX (ECMAScript), checked to compile
 };
 
+enum class Backend { automatic, cupti, interpose };
+
 struct Config {
   static constexpr size_t kDefaultRing = 4096;
   static constexpr size_t kMinRing = 16;
@@ -32,6 +34,7 @@ struct Config {
   unsigned stack_depth = kDefaultStackDepth;  // FIRSTASSERT_STACK_DEPTH
   bool python = true;        // FIRSTASSERT_PYTHON
   bool breadcrumbs = true;   // FIRSTASSERT_BREADCRUMBS
+  Backend backend = Backend::automatic;  // FIRSTASSERT_BACKEND: auto, cupti or interpose
 };
 
 using GetEnv = std::function<const char*(const char*)>;

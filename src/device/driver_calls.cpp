@@ -36,6 +36,7 @@ const DriverCalls* driver_calls() {
   fetch(get, "cuMemHostAlloc", calls->mem_host_alloc);
   fetch(get, "cuMemHostGetDevicePointer", calls->mem_host_get_device_pointer);
   fetch(get, "cuCtxGetDevice", calls->ctx_get_device);
+  fetch(get, "cuCtxGetCurrent", calls->ctx_get_current);
   fetch(get, "cuDeviceGetAttribute", calls->device_get_attribute);
   resolved.store(calls, std::memory_order_release);
   return calls;

@@ -13,6 +13,7 @@ struct DriverCalls {
   CUresult (*mem_host_alloc)(void**, size_t, unsigned int) = nullptr;
   CUresult (*mem_host_get_device_pointer)(CUdeviceptr*, void*, unsigned int) = nullptr;
   CUresult (*ctx_get_device)(CUdevice*) = nullptr;
+  CUresult (*ctx_get_current)(CUcontext*) = nullptr;
   CUresult (*device_get_attribute)(int*, CUdevice_attribute, CUdevice) = nullptr;
 };
 

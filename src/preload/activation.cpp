@@ -12,6 +12,7 @@
 #include "core/tracker.h"
 #include "cupti/subscriber.h"
 #include "device/breadcrumbs.h"
+#include "interpose.h"
 #include "stderr_tap.h"
 #include "report/process_info.h"
 #include "report/report_file.h"
@@ -111,7 +112,6 @@ void bring_up(ActivatedBy by) {
   std::string dir = config.report_dir.empty() ? working_directory() : config.report_dir;
   shim = new Shim(config, current_process_info(), dir);
   shim->tool.version = FIRSTASSERT_VERSION;
-  shim->tool.backend = "cupti";
   shim->tracker.on_primary(on_primary);
   shim->tracker.on_launch_error(on_launch_error);
   source::Recording uses{&shim->tracker, nullptr, &shim->sync, config.stack_depth, config.python};
@@ -121,16 +121,33 @@ void bring_up(ActivatedBy by) {
         [](uint64_t stream_key) { return shim->breadcrumbs.completed_before(stream_key); });
   }
 
-  cupti::SubscribeResult started = cupti::start_recording(uses, config.cupti_path);
-  shim->tool.cupti_path = started.cupti_path;
-  if (!started.recording) {
-    say("%s", started.message.c_str());
+  // CUPTI first (auto, cupti); the interposition hooks when CUPTI cannot be used (auto) or are asked for.
+  std::string message;
+  if (config.backend != Backend::interpose) {
+    cupti::SubscribeResult started = cupti::start_recording(uses, config.cupti_path);
+    shim->tool.cupti_path = started.cupti_path;
+    message = started.message;
+    if (started.recording) shim->tool.backend = "cupti";
+  }
+  if (shim->tool.backend != "cupti" && config.backend != Backend::cupti) {
+    if (interpose::available()) {
+      interpose::start(uses);
+      shim->tool.backend = "interpose";
+      if (config.backend == Backend::automatic) say("%s; recording through interposition instead", message.c_str());
+      message = "recording launches through interposition";
+    } else {
+      message += std::string(message.empty() ? "" : "; ") +
+                 "interposition needs the shim preloaded (LD_PRELOAD or firstassert run)";
+    }
+  }
+  if (shim->tool.backend.empty()) {
+    say("%s; recording is off", message.c_str());
     return;
   }
   recording = true;
   start_stderr_tap();
   std::atexit(at_exit);
-  info("%s (activated by %s; ring of %zu launches; reports go to %s)", started.message.c_str(),
+  info("%s (activated by %s; ring of %zu launches; reports go to %s)", message.c_str(),
        by == ActivatedBy::injection ? "the CUDA driver" : "firstassert_enable()", config.ring, dir.c_str());
 }
 

@@ -75,6 +75,29 @@ bool returns_error_code(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   }
 }
 
+bool is_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+#define FIRSTASSERT_IS_LAUNCH_CASE(prefix, suffix, ...) case prefix##suffix:
+#define FIRSTASSERT_IS_RUNTIME_LAUNCH(...) FIRSTASSERT_IS_LAUNCH_CASE(CUPTI_RUNTIME_TRACE_CBID_, __VA_ARGS__)
+#define FIRSTASSERT_IS_DRIVER_LAUNCH(...) FIRSTASSERT_IS_LAUNCH_CASE(CUPTI_DRIVER_TRACE_CBID_, __VA_ARGS__)
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    switch (cbid) {
+      FIRSTASSERT_RUNTIME_LAUNCHES(FIRSTASSERT_IS_RUNTIME_LAUNCH)
+      return true;
+      default:
+        return false;
+    }
+  }
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    switch (cbid) {
+      FIRSTASSERT_DRIVER_LAUNCHES(FIRSTASSERT_IS_DRIVER_LAUNCH)
+      return true;
+      default:
+        return false;
+    }
+  }
+  return false;
+}
+
 bool describe_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, LaunchEvent& launch) {
   if (params == nullptr) return false;
 #define FIRSTASSERT_LAUNCH_CASE(prefix, suffix, type, launch_api, per_thread, reader) \

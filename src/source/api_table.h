@@ -106,6 +106,9 @@ struct NoParams {};
 // False for the calls above; every other runtime and driver call returns an error code.
 bool returns_error_code(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 
+// Whether cbid is one of the launches above.
+bool is_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+
 // Fills launch (api, stream flag, grid, block, shared memory, stream) when cbid is a launch of that domain.
 bool describe_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, LaunchEvent& launch);
 // Fills call.kind, stream and stream flag when cbid is one of the stream calls; leaves call untouched otherwise.

@@ -19,14 +19,28 @@ const std::string kNllLoss = "_ZN2at6native38nll_loss_forward_reduce_cuda_kernel
 const std::string kIndexSelect = "_ZN2at6native21indexSelectLargeIndexIflEEvPT_PKS2_PKT0_lll";
 const std::string kForcedSync = "cuStreamSynchronize (forced by firstassert after the launch)";
 
-Outcome run_job(const e2e::TempDir& dir, const std::string& mode, std::map<std::string, std::string> env = {}) {
-  env["LD_PRELOAD"] = kShim;
-  return run_in(dir, {PINPOINT_JOB, mode}, env);
-}
+// Every pinpointing test runs through both event sources: the reports must be the same.
+class Pinpoint : public ::testing::TestWithParam<const char*> {
+ protected:
+  Outcome run_job(const e2e::TempDir& dir, const std::string& mode, std::map<std::string, std::string> env = {}) {
+    env["LD_PRELOAD"] = kShim;
+    env["FIRSTASSERT_BACKEND"] = GetParam();
+    Outcome o = run_in(dir, {PINPOINT_JOB, mode}, env);
+    if (!o.report.is_null() && !o.report.is_discarded()) {
+      EXPECT_EQ(o.report["tool"]["backend"], GetParam());
+    }
+    return o;
+  }
+  Outcome run_program(const e2e::TempDir& dir, std::vector<std::string> argv, std::map<std::string, std::string> env) {
+    env["LD_PRELOAD"] = kShim;
+    env["FIRSTASSERT_BACKEND"] = GetParam();
+    return run_in(dir, argv, env);
+  }
+};
 
 const json& culprit(const Outcome& o) { return o.report["culprit"]; }
 
-TEST(Pinpoint, FifthOfEightInFlightLaunchesIsExactByBreadcrumbsWithoutAnySync) {
+TEST_P(Pinpoint, FifthOfEightInFlightLaunchesIsExactByBreadcrumbsWithoutAnySync) {
   e2e::TempDir dir;
   Outcome o = run_job(dir, "in-flight");
   ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
@@ -39,7 +53,7 @@ TEST(Pinpoint, FifthOfEightInFlightLaunchesIsExactByBreadcrumbsWithoutAnySync) {
   EXPECT_NE(culprit(o)["reason"].get<std::string>().find("stream breadcrumbs"), std::string::npos);
 }
 
-TEST(Pinpoint, DeviceMessageIsParsedAndAttachedWithItsHint) {
+TEST_P(Pinpoint, DeviceMessageIsParsedAndAttachedWithItsHint) {
   e2e::TempDir dir;
   Outcome o = run_job(dir, "in-flight");
   ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
@@ -57,7 +71,7 @@ TEST(Pinpoint, DeviceMessageIsParsedAndAttachedWithItsHint) {
       << o.run.err;
 }
 
-TEST(Pinpoint, WithoutBreadcrumbsTheDeviceMessageNarrowsTheWindow) {
+TEST_P(Pinpoint, WithoutBreadcrumbsTheDeviceMessageNarrowsTheWindow) {
   e2e::TempDir dir;
   Outcome o = run_job(dir, "in-flight", {{"FIRSTASSERT_BREADCRUMBS", "0"}});
   ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
@@ -67,7 +81,7 @@ TEST(Pinpoint, WithoutBreadcrumbsTheDeviceMessageNarrowsTheWindow) {
             std::string::npos);
 }
 
-TEST(Pinpoint, TwoBusyStreamsTheDeviceMessageChoosesTheStream) {
+TEST_P(Pinpoint, TwoBusyStreamsTheDeviceMessageChoosesTheStream) {
   e2e::TempDir dir;
   Outcome o = run_job(dir, "two-streams");
   ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
@@ -77,7 +91,7 @@ TEST(Pinpoint, TwoBusyStreamsTheDeviceMessageChoosesTheStream) {
   EXPECT_EQ(culprit(o)["hint"]["id"], "index-select-out-of-range");
 }
 
-TEST(Pinpoint, SyncAllNamesTheLaunchExactlyAndTheNextCallAlreadyFails) {
+TEST_P(Pinpoint, SyncAllNamesTheLaunchExactlyAndTheNextCallAlreadyFails) {
   e2e::TempDir dir;
   Outcome o = run_job(dir, "in-flight", {{"FIRSTASSERT_SYNC", "all"}, {"FIRSTASSERT_BREADCRUMBS", "0"}});
   ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
@@ -88,7 +102,7 @@ TEST(Pinpoint, SyncAllNamesTheLaunchExactlyAndTheNextCallAlreadyFails) {
   EXPECT_EQ(o.report["launches_recorded"], 5) << "nothing was launched after the failing one";
 }
 
-TEST(Pinpoint, SyncEveryThreeCatchesItAtTheNextForcedSyncAndBreadcrumbsNarrow) {
+TEST_P(Pinpoint, SyncEveryThreeCatchesItAtTheNextForcedSyncAndBreadcrumbsNarrow) {
   e2e::TempDir dir;
   Outcome o = run_job(dir, "in-flight", {{"FIRSTASSERT_SYNC", "every:3"}});
   ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
@@ -101,7 +115,7 @@ TEST(Pinpoint, SyncEveryThreeCatchesItAtTheNextForcedSyncAndBreadcrumbsNarrow) {
   EXPECT_EQ(culprit(o)["confidence"], "exact");
 }
 
-TEST(Pinpoint, SyncKernelRegexSynchronizesOnlyMatchingKernels) {
+TEST_P(Pinpoint, SyncKernelRegexSynchronizesOnlyMatchingKernels) {
   e2e::TempDir dir;
   Outcome o = run_job(dir, "in-flight", {{"FIRSTASSERT_SYNC", "kernel:nll_loss"}, {"FIRSTASSERT_BREADCRUMBS", "0"}});
   ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
@@ -117,9 +131,9 @@ TEST(Pinpoint, SyncKernelRegexSynchronizesOnlyMatchingKernels) {
   EXPECT_EQ(unmatched.report["first_error"]["api"], "cudaDeviceSynchronize");
 }
 
-TEST(Pinpoint, CapturingStreamGetsNoBreadcrumbAndNoForcedSync) {
+TEST_P(Pinpoint, CapturingStreamGetsNoBreadcrumbAndNoForcedSync) {
   e2e::TempDir dir;
-  Outcome o = run_in(dir, {RUNTIME_JOB, "--graph"}, {{"LD_PRELOAD", kShim}, {"FIRSTASSERT_SYNC", "all"}});
+  Outcome o = run_program(dir, {RUNTIME_JOB, "--graph"}, {{"FIRSTASSERT_SYNC", "all"}});
   ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
   // Had a write or a sync reached the capturing stream, the capture would have been invalidated and the graph
   // never launched.
@@ -130,7 +144,7 @@ TEST(Pinpoint, CapturingStreamGetsNoBreadcrumbAndNoForcedSync) {
   EXPECT_EQ(o.run.err.find("simcuda: capturing work other than kernel launches"), std::string::npos) << o.run.err;
 }
 
-TEST(Pinpoint, RefusedLaunchIsTheFirstErrorOfAJobThatEndsWell) {
+TEST_P(Pinpoint, RefusedLaunchIsTheFirstErrorOfAJobThatEndsWell) {
   e2e::TempDir dir;
   Outcome o = run_job(dir, "big-block");
   EXPECT_EQ(o.run.exit_code, 0);
@@ -152,7 +166,7 @@ TEST(Pinpoint, RefusedLaunchIsTheFirstErrorOfAJobThatEndsWell) {
       << o.run.err;
 }
 
-TEST(Pinpoint, RefusedLaunchReportSurvivesAnAbort) {
+TEST_P(Pinpoint, RefusedLaunchReportSurvivesAnAbort) {
   e2e::TempDir dir;
   Outcome o = run_job(dir, "big-block-abort");
   EXPECT_EQ(o.run.exit_code, 128 + 6);
@@ -162,7 +176,7 @@ TEST(Pinpoint, RefusedLaunchReportSurvivesAnAbort) {
 }
 
 // What the program itself wrote on stderr reaches the user byte for byte, in order, with or without the shim.
-TEST(Pinpoint, ProgramStderrIsByteIdenticalUnderTheShim) {
+TEST_P(Pinpoint, ProgramStderrIsByteIdenticalUnderTheShim) {
   for (const char* mode : {"in-flight", "two-streams", "kill"}) {
     e2e::TempDir bare_dir, shim_dir;
     e2e::Run bare = e2e::run({PINPOINT_JOB, mode}, {}, bare_dir.path());
@@ -174,7 +188,7 @@ TEST(Pinpoint, ProgramStderrIsByteIdenticalUnderTheShim) {
   }
 }
 
-TEST(Pinpoint, KilledRightAfterTheAssertLineTheReportIsComplete) {
+TEST_P(Pinpoint, KilledRightAfterTheAssertLineTheReportIsComplete) {
   e2e::TempDir dir;
   Outcome o = run_job(dir, "kill");
   EXPECT_EQ(o.run.exit_code, 128 + 9);
@@ -184,5 +198,7 @@ TEST(Pinpoint, KilledRightAfterTheAssertLineTheReportIsComplete) {
   EXPECT_EQ(culprit(o)["seq"], 4);
   EXPECT_EQ(o.report["device_messages"].size(), 1u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, Pinpoint, ::testing::Values("cupti", "interpose"));
 
 }  // namespace

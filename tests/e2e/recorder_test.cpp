@@ -155,15 +155,31 @@ TEST(Recorder, ProgramWithoutCudaMapsNoCupti) {
   EXPECT_EQ(o.run.err, "");
 }
 
-TEST(Recorder, AnotherToolHoldingTheCuptiSlotTurnsRecordingOffWithOneLine) {
+// A profiler holds the only CUPTI subscriber slot: firstassert records through interposition instead, and the
+// report is the same as through CUPTI.
+TEST(Recorder, AnotherToolHoldingTheCuptiSlotMeansInterposition) {
   e2e::TempDir dir;
   Outcome o = run_in(dir, {RUNTIME_JOB}, {{"LD_PRELOAD", kShim}, {"CUDA_INJECTION64_PATH", SLOT_HOLDER}});
   EXPECT_EQ(o.run.exit_code, 1) << "the job itself runs and fails as it would without firstassert";
-  EXPECT_EQ(printed(o.run.out, "failing calls after the first"), 5);
   EXPECT_NE(o.run.err.find("firstassert: CUDA_INJECTION64_PATH named another tool, " + std::string(SLOT_HOLDER)),
             std::string::npos)
       << o.run.err;
-  EXPECT_NE(o.run.err.find("firstassert: the CUPTI subscriber slot is taken by CUPTI for slot-holder"),
+  EXPECT_NE(o.run.err.find("firstassert: the CUPTI subscriber slot is taken by CUPTI for slot-holder (a profiler, "
+                           "compute-sanitizer or cuda-gdb?); recording through interposition instead\n"),
+            std::string::npos)
+      << o.run.err;
+  expect_assert_report(o, kNllLoss, "cudaLaunchKernel");
+  EXPECT_EQ(o.report["tool"]["backend"], "interpose");
+  EXPECT_EQ(o.report["secondary"]["count"], 5);
+}
+
+TEST(Recorder, CuptiOnlyBackendWithTheSlotTakenTurnsRecordingOffWithOneLine) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {RUNTIME_JOB},
+                     {{"LD_PRELOAD", kShim}, {"CUDA_INJECTION64_PATH", SLOT_HOLDER}, {"FIRSTASSERT_BACKEND", "cupti"}});
+  EXPECT_EQ(o.run.exit_code, 1);
+  EXPECT_NE(o.run.err.find("firstassert: the CUPTI subscriber slot is taken by CUPTI for slot-holder (a profiler, "
+                           "compute-sanitizer or cuda-gdb?); recording is off\n"),
             std::string::npos)
       << o.run.err;
   EXPECT_TRUE(o.reports.empty());
@@ -180,13 +196,26 @@ TEST(Recorder, UnusableCuptiTurnsRecordingOffWithOneLine) {
 }
 
 // NVIDIA's own CUPTI loads without a GPU driver but cannot subscribe (CUPTI_ERROR_UNKNOWN): a real "CUPTI unusable".
-TEST(Recorder, RealCuptiWithoutItsDriverTurnsRecordingOffWithOneLine) {
+TEST(Recorder, RealCuptiWithoutItsDriverMeansInterposition) {
   e2e::TempDir dir;
   Outcome o = run_in(dir, {RUNTIME_JOB}, {{"LD_PRELOAD", kShim}, {"FIRSTASSERT_CUPTI", TOOLKIT_CUPTI}});
   EXPECT_EQ(o.run.exit_code, 1);
-  EXPECT_EQ(printed(o.run.out, "failing calls after the first"), 5) << "the job ran as it does without firstassert";
   EXPECT_NE(o.run.err.find("firstassert: cuptiSubscribe failed with "), std::string::npos) << o.run.err;
-  EXPECT_NE(o.run.err.find("; recording is off\n"), std::string::npos) << o.run.err;
+  EXPECT_NE(o.run.err.find("; recording through interposition instead\n"), std::string::npos) << o.run.err;
+  ASSERT_EQ(o.reports.size(), 1u);
+  EXPECT_EQ(o.report["tool"]["backend"], "interpose");
+}
+
+TEST(Recorder, WithoutPreloadNoInterpositionAndOneLine) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {RUNTIME_JOB},
+                     {{"CUDA_INJECTION64_PATH", kShim}, {"FIRSTASSERT_CUPTI", TOOLKIT_CUPTI}});
+  EXPECT_EQ(o.run.exit_code, 1);
+  EXPECT_EQ(printed(o.run.out, "failing calls after the first"), 5) << "the job ran as it does without firstassert";
+  EXPECT_NE(o.run.err.find("; interposition needs the shim preloaded (LD_PRELOAD or firstassert run); recording is "
+                           "off\n"),
+            std::string::npos)
+      << o.run.err;
   EXPECT_TRUE(o.reports.empty());
 }
 

@@ -1,0 +1,113 @@
+// The table the interposition hooks are generated from (interpose.cpp): every CUDA entry point the fallback wraps,
+// with the CUPTI callback id and *_params struct that describe it to the shared observer (src/source), the base
+// name cuGetProcAddress is asked for, and whether it is the per-thread-default-stream variant.
+//
+// X(domain, cbid suffix, params type, return type, name, "base name", per thread, (parameters), (arguments))
+#pragma once
+
+#define FIRSTASSERT_INTERPOSED_RUNTIME(X)                                                                            \
+  X(RUNTIME, cudaLaunchKernel_v7000, cudaLaunchKernel_v7000_params, cudaError_t, cudaLaunchKernel,                  \
+    "cudaLaunchKernel", false,                                                                                      \
+    (const void* func, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem, cudaStream_t stream),           \
+    (func, gridDim, blockDim, args, sharedMem, stream))                                                             \
+  X(RUNTIME, cudaLaunchKernel_ptsz_v7000, cudaLaunchKernel_ptsz_v7000_params, cudaError_t, cudaLaunchKernel_ptsz,   \
+    "cudaLaunchKernel", true,                                                                                       \
+    (const void* func, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem, cudaStream_t stream),           \
+    (func, gridDim, blockDim, args, sharedMem, stream))                                                             \
+  X(RUNTIME, __cudaLaunchKernel_v13000, firstassert::source::NvccLaunchParams, cudaError_t, __cudaLaunchKernel,     \
+    "__cudaLaunchKernel", false,                                                                                    \
+    (cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem, cudaStream_t stream),        \
+    (kernel, gridDim, blockDim, args, sharedMem, stream))                                                           \
+  X(RUNTIME, __cudaLaunchKernel_ptsz_v13000, firstassert::source::NvccLaunchParams, cudaError_t,                     \
+    __cudaLaunchKernel_ptsz, "__cudaLaunchKernel", true,                                                            \
+    (cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem, cudaStream_t stream),        \
+    (kernel, gridDim, blockDim, args, sharedMem, stream))                                                           \
+  X(RUNTIME, cudaLaunchKernelExC_v11060, cudaLaunchKernelExC_v11060_params, cudaError_t, cudaLaunchKernelExC,       \
+    "cudaLaunchKernelExC", false, (const cudaLaunchConfig_t* config, const void* func, void** args),                \
+    (config, func, args))                                                                                           \
+  X(RUNTIME, cudaLaunchKernelExC_ptsz_v11060, cudaLaunchKernelExC_ptsz_v11060_params, cudaError_t,                  \
+    cudaLaunchKernelExC_ptsz, "cudaLaunchKernelExC", true,                                                          \
+    (const cudaLaunchConfig_t* config, const void* func, void** args), (config, func, args))                         \
+  X(RUNTIME, cudaLaunchCooperativeKernel_v9000, cudaLaunchCooperativeKernel_v9000_params, cudaError_t,              \
+    cudaLaunchCooperativeKernel, "cudaLaunchCooperativeKernel", false,                                              \
+    (const void* func, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem, cudaStream_t stream),           \
+    (func, gridDim, blockDim, args, sharedMem, stream))                                                             \
+  X(RUNTIME, cudaLaunchCooperativeKernel_ptsz_v9000, cudaLaunchCooperativeKernel_ptsz_v9000_params, cudaError_t,    \
+    cudaLaunchCooperativeKernel_ptsz, "cudaLaunchCooperativeKernel", true,                                          \
+    (const void* func, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem, cudaStream_t stream),           \
+    (func, gridDim, blockDim, args, sharedMem, stream))                                                             \
+  X(RUNTIME, cudaGraphLaunch_v10000, cudaGraphLaunch_v10000_params, cudaError_t, cudaGraphLaunch, "cudaGraphLaunch", \
+    false, (cudaGraphExec_t graphExec, cudaStream_t stream), (graphExec, stream))                                    \
+  X(RUNTIME, cudaGraphLaunch_ptsz_v10000, cudaGraphLaunch_ptsz_v10000_params, cudaError_t, cudaGraphLaunch_ptsz,    \
+    "cudaGraphLaunch", true, (cudaGraphExec_t graphExec, cudaStream_t stream), (graphExec, stream))                  \
+  X(RUNTIME, cudaDeviceSynchronize_v3020, firstassert::source::NoParams, cudaError_t, cudaDeviceSynchronize,        \
+    "cudaDeviceSynchronize", false, (void), ())                                                                     \
+  X(RUNTIME, cudaStreamSynchronize_v3020, cudaStreamSynchronize_v3020_params, cudaError_t, cudaStreamSynchronize,   \
+    "cudaStreamSynchronize", false, (cudaStream_t stream), (stream))                                                \
+  X(RUNTIME, cudaStreamSynchronize_ptsz_v7000, cudaStreamSynchronize_ptsz_v7000_params, cudaError_t,                \
+    cudaStreamSynchronize_ptsz, "cudaStreamSynchronize", true, (cudaStream_t stream), (stream))                      \
+  X(RUNTIME, cudaStreamQuery_v3020, cudaStreamQuery_v3020_params, cudaError_t, cudaStreamQuery, "cudaStreamQuery",  \
+    false, (cudaStream_t stream), (stream))                                                                          \
+  X(RUNTIME, cudaStreamQuery_ptsz_v7000, cudaStreamQuery_ptsz_v7000_params, cudaError_t, cudaStreamQuery_ptsz,      \
+    "cudaStreamQuery", true, (cudaStream_t stream), (stream))                                                        \
+  X(RUNTIME, cudaEventSynchronize_v3020, cudaEventSynchronize_v3020_params, cudaError_t, cudaEventSynchronize,      \
+    "cudaEventSynchronize", false, (cudaEvent_t event), (event))                                                     \
+  X(RUNTIME, cudaEventQuery_v3020, cudaEventQuery_v3020_params, cudaError_t, cudaEventQuery, "cudaEventQuery",      \
+    false, (cudaEvent_t event), (event))                                                                             \
+  X(RUNTIME, cudaMemcpy_v3020, cudaMemcpy_v3020_params, cudaError_t, cudaMemcpy, "cudaMemcpy", false,               \
+    (void* dst, const void* src, size_t count, enum cudaMemcpyKind kind), (dst, src, count, kind))                   \
+  X(RUNTIME, cudaMemcpy_ptds_v7000, cudaMemcpy_ptds_v7000_params, cudaError_t, cudaMemcpy_ptds, "cudaMemcpy", true, \
+    (void* dst, const void* src, size_t count, enum cudaMemcpyKind kind), (dst, src, count, kind))                   \
+  X(RUNTIME, cudaMemcpyAsync_v3020, cudaMemcpyAsync_v3020_params, cudaError_t, cudaMemcpyAsync, "cudaMemcpyAsync",  \
+    false, (void* dst, const void* src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream),                \
+    (dst, src, count, kind, stream))                                                                                 \
+  X(RUNTIME, cudaMalloc_v3020, cudaMalloc_v3020_params, cudaError_t, cudaMalloc, "cudaMalloc", false,               \
+    (void** devPtr, size_t size), (devPtr, size))                                                                    \
+  X(RUNTIME, cudaFree_v3020, cudaFree_v3020_params, cudaError_t, cudaFree, "cudaFree", false, (void* devPtr),       \
+    (devPtr))                                                                                                        \
+  X(RUNTIME, cudaGetLastError_v3020, firstassert::source::NoParams, cudaError_t, cudaGetLastError,                  \
+    "cudaGetLastError", false, (void), ())                                                                          \
+  X(RUNTIME, cudaPeekAtLastError_v3020, firstassert::source::NoParams, cudaError_t, cudaPeekAtLastError,            \
+    "cudaPeekAtLastError", false, (void), ())                                                                       \
+  X(RUNTIME, cudaStreamBeginCapture_v10000, cudaStreamBeginCapture_v10000_params, cudaError_t,                      \
+    cudaStreamBeginCapture, "cudaStreamBeginCapture", false, (cudaStream_t stream, enum cudaStreamCaptureMode mode), \
+    (stream, mode))                                                                                                  \
+  X(RUNTIME, cudaStreamEndCapture_v10000, cudaStreamEndCapture_v10000_params, cudaError_t, cudaStreamEndCapture,    \
+    "cudaStreamEndCapture", false, (cudaStream_t stream, cudaGraph_t* pGraph), (stream, pGraph))
+
+#define FIRSTASSERT_INTERPOSED_DRIVER(X)                                                                             \
+  X(DRIVER, cuLaunchKernel, cuLaunchKernel_params, CUresult, cuLaunchKernel, "cuLaunchKernel", false,               \
+    (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,     \
+     unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,                 \
+     void** kernelParams, void** extra),                                                                             \
+    (f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra)) \
+  X(DRIVER, cuLaunchKernel_ptsz, cuLaunchKernel_ptsz_params, CUresult, cuLaunchKernel_ptsz, "cuLaunchKernel", true, \
+    (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,     \
+     unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,                 \
+     void** kernelParams, void** extra),                                                                             \
+    (f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra)) \
+  X(DRIVER, cuLaunchKernelEx, cuLaunchKernelEx_params, CUresult, cuLaunchKernelEx, "cuLaunchKernelEx", false,       \
+    (const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra), (config, f, kernelParams, extra)) \
+  X(DRIVER, cuLaunchKernelEx_ptsz, cuLaunchKernelEx_ptsz_params, CUresult, cuLaunchKernelEx_ptsz, "cuLaunchKernelEx", \
+    true, (const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra),                           \
+    (config, f, kernelParams, extra))                                                                                \
+  X(DRIVER, cuLaunchCooperativeKernel, cuLaunchCooperativeKernel_params, CUresult, cuLaunchCooperativeKernel,       \
+    "cuLaunchCooperativeKernel", false,                                                                              \
+    (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,     \
+     unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,                 \
+     void** kernelParams),                                                                                           \
+    (f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams))       \
+  X(DRIVER, cuGraphLaunch, cuGraphLaunch_params, CUresult, cuGraphLaunch, "cuGraphLaunch", false,                   \
+    (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream))                                               \
+  X(DRIVER, cuCtxSynchronize, firstassert::source::NoParams, CUresult, cuCtxSynchronize, "cuCtxSynchronize", false, \
+    (void), ())                                                                                                     \
+  X(DRIVER, cuStreamSynchronize, cuStreamSynchronize_params, CUresult, cuStreamSynchronize, "cuStreamSynchronize",  \
+    false, (CUstream hStream), (hStream))                                                                            \
+  X(DRIVER, cuStreamQuery, cuStreamQuery_params, CUresult, cuStreamQuery, "cuStreamQuery", false, (CUstream hStream), \
+    (hStream))                                                                                                       \
+  X(DRIVER, cuEventSynchronize, cuEventSynchronize_params, CUresult, cuEventSynchronize, "cuEventSynchronize", false, \
+    (CUevent hEvent), (hEvent))                                                                                      \
+  X(DRIVER, cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_params, CUresult, cuMemcpyHtoD_v2, "cuMemcpyHtoD", false,              \
+    (CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount), (dstDevice, srcHost, ByteCount))                  \
+  X(DRIVER, cuMemcpyDtoH_v2, cuMemcpyDtoH_v2_params, CUresult, cuMemcpyDtoH_v2, "cuMemcpyDtoH", false,              \
+    (void* dstHost, CUdeviceptr srcDevice, size_t ByteCount), (dstHost, srcDevice, ByteCount))

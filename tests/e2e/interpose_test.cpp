@@ -1,0 +1,61 @@
+// The interposition fallback end to end: with a profiler holding the CUPTI slot, every launch path (runtime,
+// <<<>>>'s __cudaLaunchKernel, a driver launch fetched by dlsym, one fetched through cuGetProcAddress) still yields
+// the right report; with the slot free, each launch is counted once whichever source records it.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "shim_run.h"
+
+namespace {
+
+using e2e::Outcome;
+using e2e::printed;
+using e2e::run_in;
+
+const std::string kShim = FIRSTASSERT_SHIM;
+const std::string kNllLoss = "_ZN2at6native38nll_loss_forward_reduce_cuda_kernel_2dIflEEvPT_S3_PKS2_PKT0_S5_bllll";
+
+struct Path {
+  const char* name;
+  const char* api;  // what the culprit was launched through
+};
+
+class Interposition : public ::testing::TestWithParam<Path> {};
+
+TEST_P(Interposition, ProfilerHoldsCuptiAndTheReportIsRight) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {INTERPOSE_JOB, GetParam().name}, {{"LD_PRELOAD", kShim}});
+  EXPECT_EQ(o.run.exit_code, 1) << o.run.err;
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  EXPECT_NE(o.run.err.find("the CUPTI subscriber slot is taken by CUPTI for stand-in profiler"), std::string::npos)
+      << o.run.err;
+  EXPECT_EQ(o.report["tool"]["backend"], "interpose");
+  EXPECT_EQ(o.report["first_error"]["code"], 710);
+  EXPECT_EQ(o.report["culprit"]["mangled"], kNllLoss);
+  EXPECT_EQ(o.report["culprit"]["api"], GetParam().api);
+  EXPECT_EQ(o.report["culprit"]["confidence"], "exact");
+  EXPECT_EQ(o.report["launches_recorded"], printed(o.run.out, "launches")) << "each launch once";
+  EXPECT_EQ(o.report["launches_recorded"], 2);
+  ASSERT_EQ(o.report["device_messages"].size(), 1u);
+}
+
+TEST_P(Interposition, WithCuptiFreeEachLaunchIsCountedOnce) {
+  for (const char* backend : {"auto", "interpose"}) {
+    e2e::TempDir dir;
+    Outcome o = run_in(dir, {INTERPOSE_JOB, GetParam().name, "--no-profiler"},
+                       {{"LD_PRELOAD", kShim}, {"FIRSTASSERT_BACKEND", backend}});
+    ASSERT_EQ(o.reports.size(), 1u) << backend << ": " << o.run.err;
+    EXPECT_EQ(o.report["tool"]["backend"], std::string(backend) == "auto" ? "cupti" : "interpose");
+    EXPECT_EQ(o.report["launches_recorded"], 2) << backend;
+    EXPECT_EQ(o.report["culprit"]["mangled"], kNllLoss) << backend;
+    EXPECT_EQ(o.report["culprit"]["api"], GetParam().api) << backend;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(LaunchPaths, Interposition,
+                         ::testing::Values(Path{"runtime", "cudaLaunchKernel"}, Path{"nvcc", "__cudaLaunchKernel"},
+                                           Path{"dlsym", "cuLaunchKernel"}, Path{"procaddress", "cuLaunchKernel"}),
+                         [](const ::testing::TestParamInfo<Path>& info) { return std::string(info.param.name); });
+
+}  // namespace
