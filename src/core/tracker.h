@@ -137,7 +137,7 @@ class Tracker {
   void decide_culprit(Findings& f) const;
 
   LaunchRing ring_;
-  NameTable names_;
+  NameTable names_{65536};  // distinct kernel (and API) names; beyond, new names read as NameTable::kTableFull
   PrimaryHook on_primary_;
   LaunchErrorHook on_launch_error_;
   CompletionProbe probe_;

@@ -1,5 +1,6 @@
 #include "activation.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <climits>
@@ -12,6 +13,7 @@
 #include "core/tracker.h"
 #include "cupti/subscriber.h"
 #include "device/breadcrumbs.h"
+#include "crash_dump.h"
 #include "interpose.h"
 #include "stderr_tap.h"
 #include "report/process_info.h"
@@ -80,7 +82,7 @@ void on_primary(const Findings& findings) {
 // error has been seen), so that it survives however the process ends: normally, by an uncaught exception, or by a
 // signal. The exit handler rewrites it.
 void on_launch_error(const LaunchError& error, bool first) {
-  if (!first) return;
+  if (!first || source::stopped()) return;
   say("%s", launch_error_line(error).c_str());
   if (shim->tracker.has_primary() || !shim->report.path().empty()) return;
   if (shim->write_report(shim->tracker.findings(), false)) say("report: %s", shim->report.path().c_str());
@@ -89,7 +91,7 @@ void on_launch_error(const LaunchError& error, bool first) {
 // At exit the report is rewritten with the secondary errors that followed (or first written, when launches were
 // refused but no sticky error came); a run without errors leaves no file and prints nothing.
 void at_exit() {
-  if (shim == nullptr) return;
+  if (shim == nullptr || source::stopped()) return;  // a forked child never writes its parent's report
   Findings findings = shim->tracker.findings();
   if (!findings.has_primary && findings.launch_errors.empty()) return;
   if (!findings.has_primary) {
@@ -147,6 +149,11 @@ void bring_up(ActivatedBy by) {
   recording = true;
   start_stderr_tap();
   std::atexit(at_exit);
+  // A forked child (a DataLoader worker) is another process: the parent's recording is not its own.
+  pthread_atfork(nullptr, nullptr, [] { source::stop_in_this_process(); });
+  install_crash_dump(shim->tracker,
+                     dir + "/firstassert-" + shim->process.host + "-" + std::to_string(shim->process.pid) + ".crash.json",
+                     shim->process.pid, shim->process.host);
   info("%s (activated by %s; ring of %zu launches; reports go to %s)", message.c_str(),
        by == ActivatedBy::injection ? "the CUDA driver" : "firstassert_enable()", config.ring, dir.c_str());
 }

@@ -26,7 +26,14 @@ const Recording& current_recording() { return recording; }
 
 OurCall::OurCall() : outer_(inside_firstassert) { inside_firstassert = true; }
 OurCall::~OurCall() { inside_firstassert = outer_; }
-bool inside_our_call() { return inside_firstassert; }
+bool inside_our_call() { return inside_firstassert || stopped(); }
+
+namespace {
+std::atomic<bool> stopped_here{false};
+}  // namespace
+
+void stop_in_this_process() { stopped_here.store(true, std::memory_order_release); }
+bool stopped() { return stopped_here.load(std::memory_order_acquire); }
 
 bool runtime_call_entered() { return runtime_depth++ == 0; }
 bool runtime_call_exited() {

@@ -39,6 +39,10 @@ class OurCall {
 };
 bool inside_our_call();
 
+// In a forked child the parent's recording is not this process's: every source goes quiet (an exec starts afresh).
+void stop_in_this_process();
+bool stopped();
+
 // The program's runtime calls on this thread: the driver calls made inside one are its implementation, folded
 // into it (each launch recorded once, each failing call counted once). entered/exited return true for the
 // outermost call.

@@ -1,0 +1,16 @@
+// The last word of a process that dies of a signal before any CUDA error was recorded: the recent launches, written
+// from the signal handler itself (async-signal-safe: a static buffer, write(2), no allocation, no lock), then the
+// program's own handler (or the default action) runs as if firstassert were not there.
+#pragma once
+
+#include <string>
+
+#include "core/tracker.h"
+
+namespace firstassert {
+
+// Installs handlers for SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT and SIGTERM (not for a signal the program
+// ignores). path: the dump's file, decided now because nothing may be computed in the handler.
+void install_crash_dump(const Tracker& tracker, const std::string& path, int pid, const std::string& host);
+
+}  // namespace firstassert
