@@ -39,6 +39,7 @@ struct Shim {
   ReportFile report;
   ToolInfo tool;
   std::mutex report_mutex;  // one writer at a time: detection and exit may race
+  std::atomic<bool> report_written{false};
   bool recording = false;
 
   Shim(Config c, ProcessInfo p, std::string dir)
@@ -54,7 +55,10 @@ struct Shim {
     ReportInput input{process, findings, modules, tool, final, wall_ns()};
     std::string error;
     try {
-      if (report.write(report_json(input), error)) return true;
+      if (report.write(report_json(input), error)) {
+        report_written.store(true, std::memory_order_release);
+        return true;
+      }
     } catch (const std::exception& e) {
       error = std::string("cannot build the report: ") + e.what();
     }
@@ -151,7 +155,7 @@ void bring_up(ActivatedBy by) {
   std::atexit(at_exit);
   // A forked child (a DataLoader worker) is another process: the parent's recording is not its own.
   pthread_atfork(nullptr, nullptr, [] { source::stop_in_this_process(); });
-  install_crash_dump(shim->tracker,
+  install_crash_dump(shim->tracker, shim->report_written,
                      dir + "/firstassert-" + shim->process.host + "-" + std::to_string(shim->process.pid) + ".crash.json",
                      shim->process.pid, shim->process.host);
   info("%s (activated by %s; ring of %zu launches; reports go to %s)", message.c_str(),

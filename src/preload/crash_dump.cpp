@@ -14,6 +14,7 @@ constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM};
 constexpr unsigned kLaunches = 32;
 
 const Tracker* tracker = nullptr;
+const std::atomic<bool>* report_exists = nullptr;
 char dump_path[4096];
 int process_id = 0;
 char host_name[256];
@@ -174,7 +175,9 @@ void dump(int signal) {
 void on_fatal_signal(int signal, siginfo_t* info, void* context) {
   int saved = errno;
   // Only the first fatal signal dumps, and only when no report names the first CUDA error already.
-  if (!dumping.exchange(true) && tracker != nullptr && !tracker->has_primary()) dump(signal);
+  if (!dumping.exchange(true) && tracker != nullptr && !tracker->has_primary() &&
+      !report_exists->load(std::memory_order_acquire))
+    dump(signal);
   errno = saved;
   // Then as if we were never there: the program's handler, or the default action.
   const struct sigaction& old = previous[signal];
@@ -193,8 +196,10 @@ void on_fatal_signal(int signal, siginfo_t* info, void* context) {
 
 }  // namespace
 
-void install_crash_dump(const Tracker& t, const std::string& path, int pid, const std::string& host) {
+void install_crash_dump(const Tracker& t, const std::atomic<bool>& report_written, const std::string& path, int pid,
+                        const std::string& host) {
   tracker = &t;
+  report_exists = &report_written;
   process_id = pid;
   std::strncpy(dump_path, path.c_str(), sizeof dump_path - 1);
   std::strncpy(host_name, host.c_str(), sizeof host_name - 1);

@@ -3,6 +3,7 @@
 // program's own handler (or the default action) runs as if firstassert were not there.
 #pragma once
 
+#include <atomic>
 #include <string>
 
 #include "core/tracker.h"
@@ -10,7 +11,9 @@
 namespace firstassert {
 
 // Installs handlers for SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT and SIGTERM (not for a signal the program
-// ignores). path: the dump's file, decided now because nothing may be computed in the handler.
-void install_crash_dump(const Tracker& tracker, const std::string& path, int pid, const std::string& host);
+// ignores). path: the dump's file, decided now because nothing may be computed in the handler. No dump is written
+// once report_written is set (a report, of a sticky error or a refused launch, already says what there is to say).
+void install_crash_dump(const Tracker& tracker, const std::atomic<bool>& report_written, const std::string& path,
+                        int pid, const std::string& host);
 
 }  // namespace firstassert
