@@ -6,6 +6,7 @@
 
 #include <cupti.h>
 #include <dlfcn.h>
+#include <link.h>
 
 #include <atomic>
 #include <cstring>
@@ -27,7 +28,6 @@ extern "C" {
 // dlsym's real entry point, and the two C++ halves of the dlsym hook (the assembly below decides which runs).
 __attribute__((visibility("hidden"))) void* firstassert_real_dlsym = nullptr;
 __attribute__((visibility("hidden"))) void* firstassert_dlsym_wrapped(void* handle, const char* name);
-__attribute__((visibility("hidden"))) void* firstassert_dlsym_early(void* handle, const char* name);
 }
 
 namespace firstassert::interpose {
@@ -49,13 +49,44 @@ DlsymFn real_dlsym() {
 
 __attribute__((constructor)) void resolve_dlsym_at_load() { (void)real_dlsym(); }
 
-void* resolve(std::atomic<void*>& slot, const char* name) {
+// The definition of name in a loaded object other than the shim, even one loaded RTLD_LOCAL (a Python extension's
+// libcudart), which RTLD_NEXT does not see.
+void* find_elsewhere(const char* name, const void* own) {
+  struct Search {
+    const char* name;
+    const void* own;
+    void* found;
+  } search{name, own, nullptr};
+  Dl_info self{};
+  dladdr(own, &self);
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        auto* s = static_cast<Search*>(data);
+        if (s->found != nullptr || info->dlpi_name == nullptr || info->dlpi_name[0] == '\0') return 0;
+        Dl_info self_info{};
+        if (dladdr(s->own, &self_info) != 0 && self_info.dli_fname != nullptr &&
+            std::strcmp(self_info.dli_fname, info->dlpi_name) == 0)
+          return 0;
+        void* handle = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+        if (handle == nullptr) return 0;
+        void* fn = real_dlsym()(handle, s->name);
+        if (fn != nullptr && fn != s->own) s->found = fn;
+        dlclose(handle);
+        return 0;
+      },
+      &search);
+  return search.found;
+}
+
+// The real entry point a hook stands for: the next definition after the shim, else one in any loaded object.
+void* resolve(std::atomic<void*>& slot, const char* name, const void* own) {
   void* fn = slot.load(std::memory_order_acquire);
-  if (fn == nullptr) {
-    DlsymFn real = real_dlsym();
-    fn = real != nullptr ? real(RTLD_NEXT, name) : nullptr;
-    if (fn != nullptr) slot.store(fn, std::memory_order_release);
-  }
+  if (fn != nullptr) return fn;
+  DlsymFn real = real_dlsym();
+  if (real == nullptr) return nullptr;
+  fn = real(RTLD_NEXT, name);
+  if (fn == nullptr || fn == own) fn = find_elsewhere(name, own);
+  if (fn != nullptr) slot.store(fn, std::memory_order_release);
   return fn;
 }
 
@@ -109,7 +140,7 @@ std::atomic<void*> real_cuKernelGetName{nullptr};
 
 const char* runtime_kernel_name(const void* func) {
   return name_of(func, [&]() -> const char* {
-    auto get = reinterpret_cast<cudaError_t (*)(const char**, const void*)>(resolve(real_cudaFuncGetName, "cudaFuncGetName"));
+    auto get = reinterpret_cast<cudaError_t (*)(const char**, const void*)>(resolve(real_cudaFuncGetName, "cudaFuncGetName", nullptr));
     const char* name = nullptr;
     return get != nullptr && get(&name, func) == cudaSuccess ? name : nullptr;
   });
@@ -118,16 +149,16 @@ const char* runtime_kernel_name(const void* func) {
 const char* nvcc_kernel_name(cudaKernel_t kernel) {
   return name_of(kernel, [&]() -> const char* {
     const char* name = nullptr;
-    auto by_kernel = reinterpret_cast<CUresult (*)(const char**, CUkernel)>(resolve(real_cuKernelGetName, "cuKernelGetName"));
+    auto by_kernel = reinterpret_cast<CUresult (*)(const char**, CUkernel)>(resolve(real_cuKernelGetName, "cuKernelGetName", nullptr));
     if (by_kernel != nullptr && by_kernel(&name, reinterpret_cast<CUkernel>(kernel)) == CUDA_SUCCESS) return name;
-    auto by_func = reinterpret_cast<cudaError_t (*)(const char**, const void*)>(resolve(real_cudaFuncGetName, "cudaFuncGetName"));
+    auto by_func = reinterpret_cast<cudaError_t (*)(const char**, const void*)>(resolve(real_cudaFuncGetName, "cudaFuncGetName", nullptr));
     return by_func != nullptr && by_func(&name, kernel) == cudaSuccess ? name : nullptr;
   });
 }
 
 const char* driver_kernel_name(CUfunction f) {
   return name_of(f, [&]() -> const char* {
-    auto get = reinterpret_cast<CUresult (*)(const char**, CUfunction)>(resolve(real_cuFuncGetName, "cuFuncGetName"));
+    auto get = reinterpret_cast<CUresult (*)(const char**, CUfunction)>(resolve(real_cuFuncGetName, "cuFuncGetName", nullptr));
     const char* name = nullptr;
     return get != nullptr && get(&name, f) == CUDA_SUCCESS ? name : nullptr;
   });
@@ -152,20 +183,34 @@ uintptr_t current_context() {
 
 // One call of the program, seen through a hook: entered and exited for the observer, folded into the enclosing
 // runtime call when it is one's implementation.
+// Keeps the runtime depth right however the call ends (an exception or a longjmp through it).
+struct RuntimeScope {
+  bool runtime;
+  bool outermost;
+  explicit RuntimeScope(bool is_runtime) : runtime(is_runtime), outermost(is_runtime && source::runtime_call_entered()) {}
+  ~RuntimeScope() {
+    if (runtime) source::runtime_call_exited();
+  }
+};
+
 template <typename Ret, typename Params, typename Call>
 Ret around(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* name, const Params& params, Call&& call) {
   bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
-  if (runtime ? !source::runtime_call_entered() : source::inside_runtime_call()) {
-    Ret r = call();
-    if (runtime) source::runtime_call_exited();
-    return r;
-  }
+  if (!runtime && source::inside_runtime_call()) return call();
+  RuntimeScope scope(runtime);
+  if (runtime && !scope.outermost) return call();
   source::CallSite site{domain, cbid, &params, name};
-  uint64_t entry = source::call_entered(site);
+  uint64_t entry = 0;
+  try {
+    entry = source::call_entered(site);
+  } catch (...) {  // nothing of firstassert's may reach the program's C code
+  }
   Ret r = call();
-  if (runtime) source::runtime_call_exited();
-  const char* kernel = source::is_launch(domain, cbid) ? kernel_of(params) : nullptr;
-  source::call_exited(site, static_cast<int>(r), kernel, current_context(), 0, entry);
+  try {
+    const char* kernel = source::is_launch(domain, cbid) ? kernel_of(params) : nullptr;
+    source::call_exited(site, static_cast<int>(r), kernel, current_context(), 0, entry);
+  } catch (...) {
+  }
   return r;
 }
 
@@ -195,21 +240,25 @@ namespace fai = firstassert::interpose;
 #define FA_CBID_RUNTIME(suffix) CUPTI_RUNTIME_TRACE_CBID_##suffix
 #define FA_CBID_DRIVER(suffix) CUPTI_DRIVER_TRACE_CBID_##suffix
 
+// Each hook is a hidden function (so that its own address is always its own, whatever else is preloaded) and an
+// exported alias under the CUDA name.
 #define FIRSTASSERT_HOOK(DOMAIN, cbid, Params, Ret, name, base, per_thread, decl, args)                         \
   namespace firstassert::interpose {                                                                          \
   namespace {                                                                                                 \
   std::atomic<void*> real_##name{nullptr};                                                                    \
   }                                                                                                           \
   }                                                                                                           \
-  FIRSTASSERT_INTERPOSE Ret name decl {                                                                       \
+  extern "C" __attribute__((visibility("hidden"))) Ret firstassert_hook_##name decl {                         \
     using Fn = Ret(*) decl;                                                                                   \
-    auto fn = reinterpret_cast<Fn>(fai::resolve(fai::real_##name, #name));                                    \
+    auto fn = reinterpret_cast<Fn>(                                                                           \
+        fai::resolve(fai::real_##name, #name, reinterpret_cast<const void*>(&firstassert_hook_##name)));      \
     if (fn == nullptr) return fai::missing<Ret>(#name);                                                       \
     if (!fai::active() || firstassert::source::inside_our_call()) return fn args;                            \
     Params params{FA_UNPAREN args};                                                                           \
     return fai::around<Ret>(CUPTI_CB_DOMAIN_##DOMAIN##_API, FA_CBID_##DOMAIN(cbid), #name, params,           \
                             [&] { return fn args; });                                                         \
-  }
+  }                                                                                                           \
+  FIRSTASSERT_INTERPOSE Ret name decl __attribute__((alias("firstassert_hook_" #name)));
 
 FIRSTASSERT_INTERPOSED_RUNTIME(FIRSTASSERT_HOOK)
 FIRSTASSERT_INTERPOSED_DRIVER(FIRSTASSERT_HOOK)
@@ -220,102 +269,78 @@ namespace firstassert::interpose {
 namespace {
 
 struct Hook {
-  const char* name;   // the exported symbol
-  const char* base;   // the name cuGetProcAddress is asked for
-  bool per_thread;
+  const char* name;  // the exported symbol
   std::atomic<void*>* real;
-  void* wrapper;
+  void* self;        // the hook's own (hidden) address
 };
 
 #define FIRSTASSERT_HOOK_ENTRY(DOMAIN, cbid, Params, Ret, name, base, per_thread, decl, args) \
-  {#name, base, per_thread, &real_##name, reinterpret_cast<void*>(&::name)},
+  {#name, &real_##name, reinterpret_cast<void*>(&firstassert_hook_##name)},
 
 Hook hooks[] = {FIRSTASSERT_INTERPOSED_RUNTIME(FIRSTASSERT_HOOK_ENTRY) FIRSTASSERT_INTERPOSED_DRIVER(FIRSTASSERT_HOOK_ENTRY)};
 
 std::atomic<void*> real_cuGetProcAddress_v2{nullptr};
-std::atomic<void*> real_cuGetProcAddress{nullptr};
 
-// The hook standing for real: keeps real as the hook's target (the first one seen) and returns the hook. A library
-// whose own references to its entry points are not bound at link time hands out the preloaded hook itself (the
-// symbol is interposed): then the real target is the next definition after the shim.
-void* wrap(Hook& hook, void* real) {
-  if (real == hook.wrapper) real = real_dlsym()(RTLD_NEXT, hook.name);
-  if (real == nullptr || real == hook.wrapper) return hook.wrapper;
-  void* expected = nullptr;
-  hook.real->compare_exchange_strong(expected, real, std::memory_order_acq_rel);
-  return hook.wrapper;
+// The hook that stands for fn: fn must be the very entry point the hook was written for (the one the shim would
+// call), or the hook itself. Anything else (another tool's wrapper, a mock, a per-thread or newer variant without a
+// hook of its own, a second copy of a library) is not ours to wrap.
+void* hook_for(void* fn) {
+  if (fn == nullptr) return nullptr;
+  for (Hook& hook : hooks) {
+    if (fn == hook.self) return fn;
+    if (fn == resolve(*hook.real, hook.name, hook.self)) return hook.self;
+  }
+  return nullptr;
 }
 
 }  // namespace
 }  // namespace firstassert::interpose
 
-extern "C" CUresult CUDAAPI cuGetProcAddress(const char*, void**, int, cuuint64_t);
+extern "C" __attribute__((visibility("hidden"))) CUresult CUDAAPI firstassert_get_proc_address_v2(
+    const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult* status);
 
-// What cudart (>= 11.3) fetches every driver entry point through.
-FIRSTASSERT_INTERPOSE CUresult CUDAAPI cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion,
-                                                            cuuint64_t flags, CUdriverProcAddressQueryResult* status) {
+namespace firstassert::interpose {
+namespace {
+void* own_get_proc_address_v2() { return reinterpret_cast<void*>(&firstassert_get_proc_address_v2); }
+void* real_get_proc_address_v2() {
+  return resolve(real_cuGetProcAddress_v2, "cuGetProcAddress_v2", own_get_proc_address_v2());
+}
+}  // namespace
+}  // namespace firstassert::interpose
+
+// What cudart (>= 11.3) fetches every driver entry point through: the answer is replaced by the hook standing
+// for it, when there is one (see hook_for), and asked for itself, it gives this hook.
+CUresult CUDAAPI firstassert_get_proc_address_v2(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
+                                                 CUdriverProcAddressQueryResult* status) {
   using Fn = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
-  auto real = reinterpret_cast<Fn>(fai::resolve(fai::real_cuGetProcAddress_v2, "cuGetProcAddress_v2"));
+  auto real = reinterpret_cast<Fn>(fai::real_get_proc_address_v2());
   if (real == nullptr) return fai::missing<CUresult>("cuGetProcAddress_v2");
   CUresult r = real(symbol, pfn, cudaVersion, flags, status);
-  // Only the ABI the hooks were written for (CUDA 12 and later).
-  if (r != CUDA_SUCCESS || symbol == nullptr || pfn == nullptr || *pfn == nullptr || cudaVersion < 12000) return r;
-  if (std::strcmp(symbol, "cuGetProcAddress") == 0) {
-    if (*pfn != reinterpret_cast<void*>(&cuGetProcAddress_v2)) {
-      void* expected = nullptr;
-      fai::real_cuGetProcAddress_v2.compare_exchange_strong(expected, *pfn);
-    }
-    *pfn = reinterpret_cast<void*>(&cuGetProcAddress_v2);
-    return r;
+  if (r != CUDA_SUCCESS || pfn == nullptr || *pfn == nullptr) return r;
+  if (*pfn == reinterpret_cast<void*>(real) || *pfn == fai::own_get_proc_address_v2()) {
+    *pfn = fai::own_get_proc_address_v2();
+  } else if (void* hook = fai::hook_for(*pfn)) {
+    *pfn = hook;
   }
-  bool per_thread = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
-  fai::Hook* legacy = nullptr;
-  for (fai::Hook& hook : fai::hooks) {
-    if (std::strcmp(hook.base, symbol) != 0) continue;
-    if (hook.per_thread == per_thread) {
-      *pfn = fai::wrap(hook, *pfn);
-      return r;
-    }
-    if (!hook.per_thread) legacy = &hook;
-  }
-  if (legacy != nullptr) *pfn = fai::wrap(*legacy, *pfn);  // no per-thread variant: one entry point serves both
   return r;
 }
+FIRSTASSERT_INTERPOSE CUresult CUDAAPI cuGetProcAddress_v2(const char*, void**, int, cuuint64_t,
+                                                            CUdriverProcAddressQueryResult*)
+    __attribute__((alias("firstassert_get_proc_address_v2")));
 
-// The pre-12.0 signature under the base name.
-FIRSTASSERT_INTERPOSE CUresult CUDAAPI cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion,
-                                                         cuuint64_t flags) {
-  using Fn = CUresult (*)(const char*, void**, int, cuuint64_t);
-  auto real = reinterpret_cast<Fn>(fai::resolve(fai::real_cuGetProcAddress, "cuGetProcAddress"));
-  if (real == nullptr) return fai::missing<CUresult>("cuGetProcAddress");
-  return real(symbol, pfn, cudaVersion, flags);
-}
-
-// dlsym of a CUDA name (the assembly below sends only those here; never RTLD_NEXT, which depends on the caller).
+// dlsym of a CUDA name in a given library (the assembly below sends only those here: never RTLD_NEXT or
+// RTLD_DEFAULT, which depend on the caller's scope).
 void* firstassert_dlsym_wrapped(void* handle, const char* name) {
   void* found = fai::real_dlsym()(handle, name);
   if (found == nullptr) return nullptr;
-  if (std::strcmp(name, "cuGetProcAddress_v2") == 0) {
-    if (found != reinterpret_cast<void*>(&cuGetProcAddress_v2)) {
-      void* expected = nullptr;
-      fai::real_cuGetProcAddress_v2.compare_exchange_strong(expected, found);
-    }
-    return reinterpret_cast<void*>(&cuGetProcAddress_v2);
-  }
-  for (fai::Hook& hook : fai::hooks) {
-    if (std::strcmp(hook.name, name) == 0) return fai::wrap(hook, found);
-  }
-  return found;
+  if (found == fai::real_get_proc_address_v2() || found == fai::own_get_proc_address_v2())
+    return fai::own_get_proc_address_v2();
+  void* hook = fai::hook_for(found);
+  return hook != nullptr ? hook : found;
 }
 
-// Called before the real dlsym was known (a constructor running before ours): resolve it, then behave as dlsym.
-void* firstassert_dlsym_early(void* handle, const char* name) {
-  fai::DlsymFn real = fai::real_dlsym();
-  if (real == nullptr) return nullptr;
-  if (handle != RTLD_NEXT && name != nullptr && name[0] == 'c' && name[1] == 'u')
-    return firstassert_dlsym_wrapped(handle, name);
-  return real(handle, name);
-}
+// Called by the assembly when the real dlsym is not known yet (a constructor running before the shim's).
+extern "C" __attribute__((visibility("hidden"))) void firstassert_resolve_dlsym() { (void)fai::real_dlsym(); }
 
 // dlsym itself, in assembly so that every call it does not wrap is a plain jump to the real dlsym: glibc then sees
 // the caller's own return address, which RTLD_NEXT (and RTLD_DEFAULT's local scope) are resolved against.
@@ -327,8 +352,11 @@ dlsym:
   movq firstassert_real_dlsym(%rip), %rax
   testq %rax, %rax
   jz 3f
+1:
   cmpq $-1, %rdi
   je 2f
+  testq %rdi, %rdi
+  jz 2f
   testq %rsi, %rsi
   jz 2f
   cmpb $0x63, (%rsi)
@@ -339,6 +367,17 @@ dlsym:
 2:
   jmp *%rax
 3:
-  jmp firstassert_dlsym_early
+  pushq %rdi
+  pushq %rsi
+  subq $8, %rsp
+  call firstassert_resolve_dlsym
+  addq $8, %rsp
+  popq %rsi
+  popq %rdi
+  movq firstassert_real_dlsym(%rip), %rax
+  testq %rax, %rax
+  jnz 1b
+  xorl %eax, %eax
+  ret
   .size dlsym, .-dlsym
 )");

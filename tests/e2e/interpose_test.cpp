@@ -53,6 +53,25 @@ TEST_P(Interposition, WithCuptiFreeEachLaunchIsCountedOnce) {
   }
 }
 
+// A Python extension's libcudart is loaded RTLD_LOCAL, out of RTLD_NEXT's sight: the hooks still find it, and the
+// calls work as without the shim (whether the hooks record or only pass through).
+TEST(InterpositionScope, RuntimeLoadedLocallyStillWorks) {
+  for (const char* backend : {"interpose", "auto"}) {
+    e2e::TempDir dir;
+    std::string script =
+        "import ctypes, sys\n"
+        "rt = ctypes.CDLL(sys.argv[1] + '/libcudart.so.13')\n"  // RTLD_LOCAL, as Python loads extensions
+        "p = ctypes.c_void_p()\n"
+        "print('cudaMalloc:', rt.cudaMalloc(ctypes.byref(p), 64))\n"
+        "print('sync:', rt.cudaDeviceSynchronize())\n";
+    Outcome o = run_in(dir, {"python3", "-c", script, SIM_DIR}, {{"LD_PRELOAD", kShim}, {"FIRSTASSERT_BACKEND", backend}});
+    EXPECT_EQ(o.run.exit_code, 0) << backend << ": " << o.run.err;
+    EXPECT_EQ(printed(o.run.out, "cudaMalloc"), 0) << backend << ": " << o.run.out << o.run.err;
+    EXPECT_EQ(printed(o.run.out, "sync"), 0) << backend;
+    EXPECT_EQ(o.run.err.find("is not in the CUDA library"), std::string::npos) << o.run.err;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(LaunchPaths, Interposition,
                          ::testing::Values(Path{"runtime", "cudaLaunchKernel"}, Path{"nvcc", "__cudaLaunchKernel"},
                                            Path{"dlsym", "cuLaunchKernel"}, Path{"procaddress", "cuLaunchKernel"}),
