@@ -11,8 +11,7 @@ namespace {
 
 // CUPTI's view of a call, handed to the shared observer: runtime calls at their outermost level, driver calls only
 // when made directly (not as the implementation of a runtime call).
-void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
-  if (source::inside_our_call() || data == nullptr) return;
+void on_api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   const auto& cb = *static_cast<const CUpti_CallbackData*>(data);
   source::CallSite site{domain, cbid, cb.functionParams, cb.functionName};
@@ -35,6 +34,15 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   source::call_exited(site, *static_cast<const int*>(cb.functionReturnValue), cb.symbolName,
                       reinterpret_cast<uintptr_t>(cb.context), cb.correlationId,
                       cb.correlationData != nullptr ? *cb.correlationData : 0);
+}
+
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (source::inside_our_call() || data == nullptr) return;
+  try {
+    on_api_call(domain, cbid, data);
+  } catch (...) {
+    // Nothing may unwind into CUPTI or the program: a failure of ours (out of memory) loses this call's record.
+  }
 }
 
 }  // namespace
