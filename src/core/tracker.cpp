@@ -23,35 +23,39 @@ bool Tracker::capturing(uint64_t key) const {
   return false;
 }
 
+namespace {
+
+// A launch's record, from what the event source saw (kernel: the interned name) and the time and thread now.
+void fill_record(LaunchRecord& r, const LaunchEvent& launch, const char* kernel) {
+  r.mono_ns = monotonic_ns();
+  r.wall_ns = wall_ns();
+  r.thread = current_thread_id();
+  r.device = launch.device;
+  r.context = launch.context;
+  r.stream = launch.stream;
+  r.kernel = kernel;
+  r.grid = launch.grid;
+  r.block = launch.block;
+  r.shared_mem = launch.shared_mem;
+  r.correlation_id = launch.correlation_id;
+  r.api = launch.api;
+  r.graph = launch.graph;
+  r.per_thread_default_stream = launch.per_thread_default_stream;
+  r.python_depth = static_cast<uint8_t>(std::min<unsigned>(launch.python_depth, kMaxPythonFrames));
+  for (unsigned i = 0; i < r.python_depth; ++i) r.python[i] = launch.python_stack[i];
+  r.stack_depth = static_cast<uint8_t>(std::min<unsigned>(launch.native_depth, kMaxStackFrames));
+  for (unsigned i = 0; i < r.stack_depth; ++i) r.stack[i] = launch.native_stack[i];
+}
+
+}  // namespace
+
 uint64_t Tracker::record_launch(const LaunchEvent& launch, const char** interned) {
   if (capturing_count_.load(std::memory_order_acquire) != 0 && !launch.graph &&
       capturing(stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id())))
     return kNotRecorded;
   const char* kernel = names_.intern(launch.kernel);
   if (interned != nullptr) *interned = kernel;
-  int64_t mono = monotonic_ns();
-  int64_t wall = wall_ns();
-  int32_t thread = current_thread_id();
-  return ring_.append([&](LaunchRecord& r) {
-    r.mono_ns = mono;
-    r.wall_ns = wall;
-    r.thread = thread;
-    r.device = launch.device;
-    r.context = launch.context;
-    r.stream = launch.stream;
-    r.kernel = kernel;
-    r.grid = launch.grid;
-    r.block = launch.block;
-    r.shared_mem = launch.shared_mem;
-    r.correlation_id = launch.correlation_id;
-    r.api = launch.api;
-    r.graph = launch.graph;
-    r.per_thread_default_stream = launch.per_thread_default_stream;
-    r.python_depth = static_cast<uint8_t>(std::min<unsigned>(launch.python_depth, kMaxPythonFrames));
-    for (unsigned i = 0; i < r.python_depth; ++i) r.python[i] = launch.python_stack[i];
-    r.stack_depth = static_cast<uint8_t>(std::min<unsigned>(launch.native_depth, kMaxStackFrames));
-    for (unsigned i = 0; i < r.stack_depth; ++i) r.stack[i] = launch.native_stack[i];
-  });
+  return ring_.append([&](LaunchRecord& r) { fill_record(r, launch, kernel); });
 }
 
 void Tracker::raise_mark(std::vector<StreamMark>& marks, uint64_t key, uint64_t upto) {
@@ -179,25 +183,8 @@ void Tracker::record_launch_error(const LaunchEvent& launch, ApiDomain domain, i
   e.domain = domain;
   e.code = code;
   LaunchRecord& r = e.launch;
+  fill_record(r, launch, names_.intern(launch.kernel));
   r.seq = ~uint64_t{0};  // never queued: no place in the launch order
-  r.mono_ns = monotonic_ns();
-  r.wall_ns = wall_ns();
-  r.thread = current_thread_id();
-  r.device = launch.device;
-  r.context = launch.context;
-  r.stream = launch.stream;
-  r.kernel = names_.intern(launch.kernel);
-  r.grid = launch.grid;
-  r.block = launch.block;
-  r.shared_mem = launch.shared_mem;
-  r.correlation_id = launch.correlation_id;
-  r.api = launch.api;
-  r.graph = launch.graph;
-  r.per_thread_default_stream = launch.per_thread_default_stream;
-  r.python_depth = static_cast<uint8_t>(std::min<unsigned>(launch.python_depth, kMaxPythonFrames));
-  for (unsigned i = 0; i < r.python_depth; ++i) r.python[i] = launch.python_stack[i];
-  r.stack_depth = static_cast<uint8_t>(std::min<unsigned>(launch.native_depth, kMaxStackFrames));
-  for (unsigned i = 0; i < r.stack_depth; ++i) r.stack[i] = launch.native_stack[i];
   bool first = false;
   {
     std::lock_guard lock(mutex_);
