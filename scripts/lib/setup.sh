@@ -8,7 +8,8 @@
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-build_dir="$repo_root/build"
+build_dir="${FIRSTASSERT_BUILD_DIR:-$repo_root/build}"
+extra_setup_options=()  # e.g. a sanitizer configuration, set by scripts/test
 tools_dir="$repo_root/.tools"
 cuda_root=${FIRSTASSERT_CUDA_ROOT:-/usr/local/cuda}
 
@@ -72,7 +73,7 @@ ensure_cuda_headers() {
 
 configure_and_build() {
   if [ ! -f "$build_dir/build.ninja" ]; then
-    "$meson_cmd" setup "$build_dir" "$repo_root" -Dcuda-root="$cuda_root" >/dev/null
+    "$meson_cmd" setup "$build_dir" "$repo_root" -Dcuda-root="$cuda_root" "${extra_setup_options[@]}" >/dev/null
   fi
   "$meson_cmd" compile -C "$build_dir" >/dev/null
 }

@@ -15,6 +15,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -140,8 +141,9 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 5; ++i) busy(nullptr, 100);
     cudaDeviceSynchronize();
     std::fflush(stdout);
-    volatile int* nothing = nullptr;
-    return *nothing;
+    // A real fault, on a page that may not be read (a null dereference would be caught earlier by UBSan builds).
+    auto* page = static_cast<volatile int*>(mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    return *page;
   }
   if (mode == "abort" || mode == "term") {
     if (fail_now() == cudaSuccess) return 5;

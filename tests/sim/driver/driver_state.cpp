@@ -11,7 +11,6 @@
 #include <mutex>
 #include <set>
 #include <string>
-#include <vector>
 
 #include "tool_events.h"
 
@@ -26,7 +25,10 @@ std::atomic<bool> initialized{false};
 std::once_flag injection_once;
 std::atomic<bool> primary_announced{false};
 ContextObject primary_storage;
-thread_local std::vector<CUcontext> context_stack;
+// Trivially destructible, so that calls made while the process exits (after thread-local destructors ran) still work.
+constexpr int kMaxContextDepth = 64;
+thread_local CUcontext context_stack[kMaxContextDepth];
+thread_local int context_depth = 0;
 
 struct Allocations {
   std::mutex mutex;
@@ -73,26 +75,23 @@ CUcontext retain_primary_context() {
   return primary_context();
 }
 
-CUcontext current_context() { return context_stack.empty() ? nullptr : context_stack.back(); }
+CUcontext current_context() { return context_depth == 0 ? nullptr : context_stack[context_depth - 1]; }
 
 void set_current_context(CUcontext context) {
   if (context == nullptr) {
-    if (!context_stack.empty()) context_stack.pop_back();
-  } else if (context_stack.empty()) {
-    context_stack.push_back(context);
+    if (context_depth > 0) --context_depth;
+  } else if (context_depth == 0) {
+    context_stack[context_depth++] = context;
   } else {
-    context_stack.back() = context;
+    context_stack[context_depth - 1] = context;
   }
 }
 
-void push_context(CUcontext context) { context_stack.push_back(context); }
-
-CUcontext pop_context() {
-  if (context_stack.empty()) return nullptr;
-  CUcontext top = context_stack.back();
-  context_stack.pop_back();
-  return top;
+void push_context(CUcontext context) {
+  if (context_depth < kMaxContextDepth) context_stack[context_depth++] = context;
 }
+
+CUcontext pop_context() { return context_depth == 0 ? nullptr : context_stack[--context_depth]; }
 bool is_context(CUcontext context) { return context == primary_context(); }
 
 void* allocate(size_t bytes, Memory kind) {
