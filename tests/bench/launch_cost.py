@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Added CPU time per kernel launch of each shim configuration, against the same simulator loop without the shim.
 
-Every configuration runs the same launch loop (tests/bench/launch_loop.cpp), which times itself after a warm-up;
+Every configuration runs the same launch loop (tests/bench/launch_loop.cpp), which times itself after a warm-up:
+the CPU time of the launching thread (where the shim works; the target is about it) and the wall time (which also
+holds the simulated device's thread hand-offs, so it is noisier and says less about the shim);
 runs are interleaved round by round so that drift on a noisy machine hits every configuration alike, and each
 figure is the median over rounds. The sync rows compare FIRSTASSERT_SYNC=all with a loop that synchronizes after
 every launch by itself, the stand-in for CUDA_LAUNCH_BLOCKING=1.
@@ -43,9 +45,9 @@ def run_once(args, shim, env_extra, flags):
     if shim:
         env["LD_PRELOAD"] = args.shim
     completed = subprocess.run([args.loop, str(args.launches)] + flags, env=env, capture_output=True, text=True)
-    for line in completed.stdout.splitlines():
-        if line.startswith("ns_per_launch: ") and completed.returncode == 0:
-            return float(line.split()[1])
+    figures = dict(line.split(": ", 1) for line in completed.stdout.splitlines() if ": " in line)
+    if completed.returncode == 0 and "cpu_ns_per_launch" in figures and "wall_ns_per_launch" in figures:
+        return float(figures["cpu_ns_per_launch"]), float(figures["wall_ns_per_launch"])
     raise RuntimeError(f"launch_loop failed (status {completed.returncode}) with {env_extra}: "
                        f"{completed.stderr.strip()}")
 
@@ -55,18 +57,20 @@ def measure(args, configurations):
     for _ in range(args.rounds):
         for name, shim, env_extra, flags in configurations:
             samples[name].append(run_once(args, shim, env_extra, flags))
-    return {name: statistics.median(values) for name, values in samples.items()}
+    return {name: (statistics.median(v[0] for v in values), statistics.median(v[1] for v in values))
+            for name, values in samples.items()}
 
 
 def print_table(title, medians, baseline, target_row=None):
     print(title)
-    print(f"  {'configuration':<30} {'ns/launch':>10} {'added ns':>9} {'ratio':>7}")
-    for name, value in medians.items():
-        added = value - medians[baseline]
+    print(f"  {'configuration':<30} {'cpu ns':>9} {'added':>8} {'wall ns':>9} {'added':>8} {'wall ratio':>10}")
+    base_cpu, base_wall = medians[baseline]
+    for name, (cpu, wall) in medians.items():
         note = ""
         if name == target_row:
-            note = f"  target <= {TARGET_ADDED_NS:.0f} ns added: {'met' if added <= TARGET_ADDED_NS else 'MISSED'}"
-        print(f"  {name:<30} {value:>10.1f} {added:>9.1f} {value / medians[baseline]:>7.2f}{note}")
+            note = f"  target <= {TARGET_ADDED_NS:.0f} cpu ns added: {'met' if cpu - base_cpu <= TARGET_ADDED_NS else 'MISSED'}"
+        print(f"  {name:<30} {cpu:>9.1f} {cpu - base_cpu:>8.1f} {wall:>9.1f} {wall - base_wall:>8.1f} "
+              f"{wall / base_wall:>10.2f}{note}")
 
 
 def main():
@@ -91,8 +95,8 @@ def main():
     print(f"synchronizing after every launch ({args.launches} timed launches per run)")
     sync = measure(args, SYNC_CONFIGURATIONS)
     print_table("", sync, "bare, sync after each launch")
-    baseline, forced = sync["bare, sync after each launch"], sync["FIRSTASSERT_SYNC=all"]
-    print(f"  target FIRSTASSERT_SYNC=all no slower than syncing after each launch: "
+    baseline, forced = sync["bare, sync after each launch"][1], sync["FIRSTASSERT_SYNC=all"][1]
+    print(f"  target FIRSTASSERT_SYNC=all no slower (wall) than syncing after each launch: "
           f"{'met' if forced <= baseline * 1.02 else 'MISSED'} (ratio {forced / baseline:.2f}, 2% noise allowed)")
     return 0
 
