@@ -1,5 +1,5 @@
 // What a launch pays for its host stack: native capture at several depths, from a call chain deep enough to fill
-// them, against recording a launch without one. CPU time per capture; run with `meson test -C build --benchmark
+// them, against recording a launch without one; and the ring's memory. CPU time per capture; run with `meson test -C build --benchmark
 // --suite bench` (or the binary itself for its options).
 #include <benchmark/benchmark.h>
 
@@ -61,6 +61,20 @@ void BM_RecordLaunchWithStack32(benchmark::State& state) {
   at_depth(80, record);
 }
 BENCHMARK(BM_RecordLaunchWithStack32);
+
+// The ring's memory at the default and a large FIRSTASSERT_RING, and what building it costs at activation.
+void BM_RingMemory(benchmark::State& state) {
+  const auto capacity = static_cast<size_t>(state.range(0));
+  size_t bytes = 0;
+  for (auto _ : state) {
+    firstassert::Tracker tracker(capacity);
+    bytes = tracker.ring().bytes();
+    benchmark::DoNotOptimize(bytes);
+  }
+  state.counters["ring_bytes"] = static_cast<double>(bytes);
+  state.counters["bytes_per_entry"] = static_cast<double>(bytes) / static_cast<double>(capacity);
+}
+BENCHMARK(BM_RingMemory)->Arg(4096)->Arg(65536);
 
 }  // namespace
 
