@@ -71,11 +71,23 @@ ensure_cuda_headers() {
   fi
 }
 
+# Quiet when all goes well; on failure, everything the step printed (ninja prints compiler errors on stdout).
+run_quietly() {
+  local what=$1 output
+  shift
+  if ! output=$("$@" 2>&1); then
+    printf '%s\n' "$output" >&2
+    say "$what failed (the output above is meson's)"
+    exit 1
+  fi
+}
+
 configure_and_build() {
   if [ ! -f "$build_dir/build.ninja" ]; then
-    "$meson_cmd" setup "$build_dir" "$repo_root" -Dcuda-root="$cuda_root" "${extra_setup_options[@]}" >/dev/null
+    run_quietly "configuring $build_dir" \
+      "$meson_cmd" setup "$build_dir" "$repo_root" -Dcuda-root="$cuda_root" "${extra_setup_options[@]}"
   fi
-  "$meson_cmd" compile -C "$build_dir" >/dev/null
+  run_quietly "building $build_dir" "$meson_cmd" compile -C "$build_dir"
 }
 
 setup_and_build() {

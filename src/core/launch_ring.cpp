@@ -13,20 +13,29 @@ void LaunchRing::publish(const LaunchRecord& record) {
   const uint64_t writing = 2 * record.seq + 1;
   uint64_t seen = slot.version.load(std::memory_order_acquire);
   if (seen >= writing || (seen & 1) != 0) return;
+  // Acquire: none of the word stores below can be seen before the slot is marked as being written.
   if (!slot.version.compare_exchange_strong(seen, writing, std::memory_order_acquire, std::memory_order_relaxed))
     return;
-  std::atomic_thread_fence(std::memory_order_release);
   // Only the frames in use: the rest of the slot is never read.
   size_t used = offsetof(LaunchRecord, stack) + sizeof(uintptr_t) * std::min<size_t>(record.stack_depth, kMaxStackFrames);
-  std::memcpy(static_cast<void*>(&slot.record), &record, used);
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&record);
+  for (size_t i = 0; i * sizeof(uint64_t) < used; ++i) {
+    uint64_t word;
+    std::memcpy(&word, bytes + i * sizeof(uint64_t), sizeof word);
+    slot.words[i].store(word, std::memory_order_release);
+  }
   slot.version.store(writing + 1, std::memory_order_release);
 }
 
 bool LaunchRing::read(const Slot& slot, LaunchRecord& out) const {
   uint64_t before = slot.version.load(std::memory_order_acquire);
   if (before == 0 || (before & 1) != 0) return false;
-  std::memcpy(static_cast<void*>(&out), &slot.record, sizeof out);
-  std::atomic_thread_fence(std::memory_order_acquire);
+  // A word written by a newer writer synchronizes with that writer's claim, so the second version load sees it.
+  auto* bytes = reinterpret_cast<unsigned char*>(&out);
+  for (size_t i = 0; i < kRecordWords; ++i) {
+    uint64_t word = slot.words[i].load(std::memory_order_acquire);
+    std::memcpy(bytes + i * sizeof(uint64_t), &word, sizeof word);
+  }
   uint64_t after = slot.version.load(std::memory_order_relaxed);
   if (before != after || out.seq != before / 2 - 1 || out.stack_depth > kMaxStackFrames) return false;
   std::fill(out.stack + out.stack_depth, out.stack + kMaxStackFrames, uintptr_t{0});  // never copied in: not ours

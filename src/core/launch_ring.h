@@ -41,9 +41,14 @@ class LaunchRing {
   size_t bytes() const { return capacity_ * sizeof(Slot); }
 
  private:
+  // The record is held as atomic words: a reader may copy a slot while a writer that lapped it is copying in, and
+  // the version check then discards what it read. With release stores and acquire loads of each word that race is
+  // defined behaviour (and visible to ThreadSanitizer, which does not model fences), and on x86 each is a plain move.
+  static constexpr size_t kRecordWords = sizeof(LaunchRecord) / sizeof(uint64_t);
+  static_assert(sizeof(LaunchRecord) % sizeof(uint64_t) == 0, "a record is copied in whole words");
   struct Slot {
     std::atomic<uint64_t> version{0};  // 0 empty, 2*seq+1 while seq is being written, 2*seq+2 once complete
-    LaunchRecord record;
+    std::atomic<uint64_t> words[kRecordWords] = {};
   };
   bool read(const Slot& slot, LaunchRecord& out) const;
   void publish(const LaunchRecord& record);
