@@ -40,6 +40,12 @@ Run run(const std::vector<std::string>& argv, const std::map<std::string, std::s
   for (const char* name : {"LD_PRELOAD", "CUDA_INJECTION64_PATH", "FIRSTASSERT_CHAINED_INJECTION", "FIRSTASSERT_DIR"})
     merged.erase(name);
   for (const auto& [k, v] : env) merged[k] = v;
+#if defined(__SANITIZE_THREAD__)
+  // Under `scripts/test --sanitize=thread` the shim and the simulator are instrumented, and ThreadSanitizer's
+  // runtime must be the first library of any process that loads them (preloaded, or dlopened by Python).
+  std::string& preload = merged["LD_PRELOAD"];
+  preload = preload.empty() ? "libtsan.so.2" : "libtsan.so.2:" + preload;
+#endif
   std::vector<std::string> env_strings;
   for (const auto& [k, v] : merged) env_strings.push_back(k + "=" + v);
   std::vector<char*> envp, args;
