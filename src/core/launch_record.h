@@ -47,6 +47,7 @@ struct LaunchEvent {
   uintptr_t context = 0;
   int32_t device = -1;
   uint32_t correlation_id = 0;
+  int32_t returned = 0;  // the launch call's own error: a sticky one when it ran to the fault before returning
   const uintptr_t* native_stack = nullptr;  // return addresses, innermost first (the program's frames only)
   uint8_t native_depth = 0;
   const PythonFrame* python_stack = nullptr;  // innermost first
@@ -65,6 +66,7 @@ struct LaunchRecord {
   Dim3 grid, block;
   uint32_t shared_mem = 0;
   uint32_t correlation_id = 0;
+  int32_t returned = 0;  // as LaunchEvent::returned
   LaunchApi api = LaunchApi::cudaLaunchKernel;
   bool graph = false;
   bool per_thread_default_stream = false;

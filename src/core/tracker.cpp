@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <set>
 
 #include "clock.h"
 #include "demangle.h"
@@ -38,6 +39,7 @@ void fill_record(LaunchRecord& r, const LaunchEvent& launch, const char* kernel)
   r.block = launch.block;
   r.shared_mem = launch.shared_mem;
   r.correlation_id = launch.correlation_id;
+  r.returned = launch.returned;
   r.api = launch.api;
   r.graph = launch.graph;
   r.per_thread_default_stream = launch.per_thread_default_stream;
@@ -242,12 +244,11 @@ void Tracker::decide_culprit(Findings& f) const {
     by_stream[stream_key(it->stream, it->per_thread_default_stream, it->thread)].push_back(*it);
   std::vector<LaunchRecord> open;  // launches that can have failed
   bool breadcrumbs = false;
-  size_t streams_with_work = 0;
+  bool unfinished_by_breadcrumbs = false;  // a launch that did not return the error is shown unfinished
   for (const auto& [key, launches] : by_stream) {
     std::optional<uint64_t> completed_before = probe_ ? probe_(key) : std::nullopt;
     if (!completed_before) {
       open.insert(open.end(), launches.begin(), launches.end());
-      ++streams_with_work;
       continue;
     }
     breadcrumbs = true;
@@ -255,8 +256,13 @@ void Tracker::decide_culprit(Findings& f) const {
                                    [&](const LaunchRecord& r) { return r.seq >= *completed_before; });
     if (first_open == launches.end()) continue;  // everything on this stream completed
     open.push_back(*first_open);
-    ++streams_with_work;
+    unfinished_by_breadcrumbs |= first_open->returned == 0;
   }
+  // A launch that returned the sticky error itself ran to the fault only if nothing else was left running: had
+  // it blocked until its kernel finished, every earlier launch would have finished and left its breadcrumb.
+  if (unfinished_by_breadcrumbs) std::erase_if(open, [](const LaunchRecord& r) { return r.returned != 0; });
+  std::set<uint64_t> streams_with_work;
+  for (const LaunchRecord& r : open) streams_with_work.insert(stream_key(r.stream, r.per_thread_default_stream, r.thread));
   std::sort(open.begin(), open.end(), [](const LaunchRecord& a, const LaunchRecord& b) { return a.seq > b.seq; });
 
   // The device's own words: which open launches run the function its assertion names.
@@ -276,6 +282,13 @@ void Tracker::decide_culprit(Findings& f) const {
     f.culprit = f.candidates.front();
     f.confidence = "window";
     f.reason = "the stream breadcrumbs show every pending launch completed; the failing work was not a recorded launch";
+  } else if (open.size() == 1 && open.front().returned != 0) {
+    f.culprit = open.front();
+    f.confidence = "exact";
+    f.reason = std::string("this launch returned ") + error_name(f.primary.domain, open.front().returned) +
+               " itself: it ran to the fault before returning (as under CUDA_LAUNCH_BLOCKING=1), and " +
+               (breadcrumbs ? "the stream breadcrumbs show every earlier launch completed"
+                            : "no earlier launch was outstanding");
   } else if (open.size() == 1) {
     f.culprit = open.front();
     f.confidence = "exact";
@@ -286,7 +299,7 @@ void Tracker::decide_culprit(Findings& f) const {
   } else if (!named.empty()) {
     f.culprit = *named.back();  // the oldest open launch of the named function
     f.confidence = "likely";
-    f.reason = std::to_string(open.size()) + " launches on " + std::to_string(streams_with_work) +
+    f.reason = std::to_string(open.size()) + " launches on " + std::to_string(streams_with_work.size()) +
                " streams could have failed; the device's assertion names " + short_name(*message) +
                (named.size() == 1 ? ", which only this one runs" : ", and this is the oldest of them");
   } else {

@@ -201,13 +201,16 @@ Ret around(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* name,
   if (runtime && !scope.outermost) return call();
   source::CallSite site{domain, cbid, &params, name};
   uint64_t entry = 0;
+  const char* kernel = nullptr;
   try {
     entry = source::call_entered(site);
+    // Named before the call: a launch that faults (CUDA_LAUNCH_BLOCKING=1, or a kernel quicker than this hook)
+    // leaves the context sticky, and every later name query fails.
+    if (source::is_launch(domain, cbid)) kernel = kernel_of(params);
   } catch (...) {  // nothing of firstassert's may reach the program's C code
   }
   Ret r = call();
   try {
-    const char* kernel = source::is_launch(domain, cbid) ? kernel_of(params) : nullptr;
     source::call_exited(site, static_cast<int>(r), kernel, current_context(), 0, entry);
   } catch (...) {
   }

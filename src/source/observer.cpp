@@ -156,8 +156,13 @@ void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t c
     launch.context = context;
     launch.device = device_of(context);
     launch.correlation_id = correlation_id;
+    // The first sticky error returned by a launch: either the launch ran to the fault before returning
+    // (CUDA_LAUNCH_BLOCKING=1) or it only learned of an earlier fault. It is recorded as a candidate, marked, and
+    // the tracker's evidence decides which (later ones are only the aftermath).
+    bool may_have_faulted = is_sticky_error(code) && !recording.tracker->has_primary();
+    bool refused = !is_sticky_error(code) && !is_status_not_error(code);
     Stacks stacks;
-    if (code == 0 || (!is_sticky_error(code) && !is_status_not_error(code))) capture_stacks(launch, stacks);
+    if (code == 0 || may_have_faulted || refused) capture_stacks(launch, stacks);
     ApiDomain api_domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::runtime : ApiDomain::driver;
     if (code == 0) {
       const char* kernel = nullptr;
@@ -165,9 +170,11 @@ void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t c
       after_launch(launch, seq, kernel);
       return;
     }
-    // Refused at once (a sticky error here is only the aftermath of an earlier fault).
-    if (!is_sticky_error(code) && !is_status_not_error(code))
-      recording.tracker->record_launch_error(launch, api_domain, code);
+    if (may_have_faulted) {
+      launch.returned = code;
+      recording.tracker->record_launch(launch, nullptr);  // no breadcrumb or sync: the context is lost
+    }
+    if (refused) recording.tracker->record_launch_error(launch, api_domain, code);
   }
   ApiCall call;
   call.domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::runtime : ApiDomain::driver;

@@ -53,6 +53,22 @@ TEST_P(Interposition, WithCuptiFreeEachLaunchIsCountedOnce) {
   }
 }
 
+// With CUDA_LAUNCH_BLOCKING=1 the culprit's launch returns with the context already lost, when no CUDA call answers
+// any more: the kernel must have been named before the call went through.
+TEST_P(Interposition, LaunchBlockingStillNamesTheCulprit) {
+  for (const char* backend : {"auto", "interpose"}) {
+    e2e::TempDir dir;
+    Outcome o = run_in(dir, {INTERPOSE_JOB, GetParam().name, "--no-profiler"},
+                       {{"LD_PRELOAD", kShim}, {"FIRSTASSERT_BACKEND", backend}, {"CUDA_LAUNCH_BLOCKING", "1"}});
+    ASSERT_EQ(o.reports.size(), 1u) << backend << ": " << o.run.err;
+    EXPECT_EQ(printed(o.run.out, "launches"), 1) << backend << ": the faulting launch itself fails when blocking";
+    EXPECT_EQ(o.report["first_error"]["code"], 710) << backend;
+    EXPECT_EQ(o.report["culprit"]["mangled"], kNllLoss) << backend << ": " << o.run.err;
+    EXPECT_EQ(o.report["culprit"]["api"], GetParam().api) << backend;
+    EXPECT_EQ(o.report["culprit"]["confidence"], "exact") << backend;
+  }
+}
+
 // A Python extension's libcudart is loaded RTLD_LOCAL, out of RTLD_NEXT's sight: the hooks still find it, and the
 // calls work as without the shim (whether the hooks record or only pass through).
 TEST(InterpositionScope, RuntimeLoadedLocallyStillWorks) {

@@ -83,6 +83,8 @@ class Culprit : public ::testing::Test {
 
   void fault() { call("cudaDeviceSynchronize", 710, CallKind::sync_device); }
 
+  uint64_t launch_that_returned(int code, const char* kernel, uintptr_t stream);
+
   // Breadcrumbs: completed_before per stream key; streams absent from the map have none.
   void breadcrumbs(std::map<uint64_t, uint64_t> marks) {
     t.set_completion_probe([marks = std::move(marks)](uint64_t key) -> std::optional<uint64_t> {
@@ -308,6 +310,69 @@ TEST_F(Culprit, OneLaunchWithoutBreadcrumbsIsExact) {
   EXPECT_THAT(f.reason, HasSubstr("the only launch not yet seen to complete when cudaDeviceSynchronize"));
   ASSERT_TRUE(f.culprit_message.has_value()) << "the message matches the exact culprit";
   EXPECT_STREQ(f.culprit_message->function, "label_kernel");
+}
+
+// A launch that returned the sticky error itself, as the event source records it (the primary is then claimed by
+// that same call).
+uint64_t Culprit::launch_that_returned(int code, const char* kernel, uintptr_t stream) {
+  LaunchEvent e;
+  e.kernel = kernel;
+  e.stream = stream;
+  e.returned = code;
+  uint64_t seq = t.record_launch(e);
+  call("cudaLaunchKernel", code, CallKind::launch, stream);
+  return seq;
+}
+
+// CUDA_LAUNCH_BLOCKING=1: the launch ran to the fault and returned it; everything before it completed.
+TEST_F(Culprit, ALaunchThatReturnedTheFaultWithEverythingElseCompleteIsExact) {
+  launch(kLabel, kStreamA);                                        // 0
+  launch(kQuiet, kStreamB);                                        // 1
+  uint64_t blocking = launch_that_returned(710, kLabel, kStreamA);  // 2
+  breadcrumbs({{kStreamA, 2}, {kStreamB, 2}});
+  Findings f = t.findings();
+  ASSERT_TRUE(f.culprit.has_value());
+  EXPECT_EQ(f.culprit->seq, blocking) << "not the earlier launch of the message's function";
+  EXPECT_STREQ(f.confidence, "exact");
+  EXPECT_THAT(f.reason, HasSubstr("returned cudaErrorAssert itself"));
+  EXPECT_THAT(f.reason, HasSubstr("breadcrumbs show every earlier launch completed"));
+}
+
+// Asynchronous as usual: an earlier launch on another stream never left its breadcrumb, so the launch that
+// returned the error only learned of that fault.
+TEST_F(Culprit, ALaunchThatOnlyLearnedOfAnEarlierFaultIsNotTheCulprit) {
+  launch(kQuiet, kStreamA);                    // 0: completed
+  uint64_t failed = launch(kQuiet, kStreamB);  // 1: never completed
+  launch_that_returned(710, kLabel, kStreamA);  // 2
+  breadcrumbs({{kStreamA, 1}, {kStreamB, 1}});
+  Findings f = t.findings();
+  ASSERT_TRUE(f.culprit.has_value());
+  EXPECT_EQ(f.culprit->seq, failed) << "even though the device's message names the launch that returned it";
+  EXPECT_STREQ(f.confidence, "exact");
+  EXPECT_THAT(f.reason, HasSubstr("stream breadcrumbs"));
+}
+
+// The same on one stream: the first unfinished launch decides, as for any other.
+TEST_F(Culprit, ALaunchThatReturnedTheFaultAfterAnUnfinishedOneOnItsStreamIsNotTheCulprit) {
+  uint64_t failed = launch(kQuiet, kStreamA);   // 0: never completed
+  launch_that_returned(710, kLabel, kStreamA);  // 1
+  breadcrumbs({{kStreamA, 0}});
+  Findings f = t.findings();
+  ASSERT_TRUE(f.culprit.has_value());
+  EXPECT_EQ(f.culprit->seq, failed);
+  EXPECT_STREQ(f.confidence, "exact");
+}
+
+// Without breadcrumbs nothing shows which: the launch that returned it stays a candidate, and the device's message
+// decides among them.
+TEST_F(Culprit, WithoutBreadcrumbsALaunchThatReturnedTheFaultIsOneCandidateAmongOthers) {
+  launch(kQuiet, kStreamA);                                        // 0
+  uint64_t blocking = launch_that_returned(710, kLabel, kStreamA);  // 1
+  Findings f = t.findings();
+  ASSERT_TRUE(f.culprit.has_value());
+  EXPECT_EQ(f.culprit->seq, blocking);
+  EXPECT_STREQ(f.confidence, "likely");
+  EXPECT_THAT(f.reason, HasSubstr("names label_kernel"));
 }
 
 TEST_F(Culprit, NoCandidatesNoCulprit) {

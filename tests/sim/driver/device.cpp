@@ -48,6 +48,8 @@ Device& Device::get() {
 }
 
 Device::Device() {
+  const char* blocking = std::getenv("CUDA_LAUNCH_BLOCKING");
+  launch_blocking_ = blocking != nullptr && std::strcmp(blocking, "1") == 0;
   std::lock_guard lock(mutex_);
   legacy_ = new_stream_locked(0, /*legacy=*/true);
   std::atexit(shut_down_at_exit);
@@ -283,7 +285,11 @@ CUresult Device::launch(Stream* stream, Kernel* kernel, dim3 grid, dim3 block, v
       return CUDA_SUCCESS;
     }
   }
-  return enqueue(stream, std::move(work));
+  uint64_t seq = 0;
+  CUresult queued = enqueue(stream, std::move(work), &seq);
+  // CUDA_LAUNCH_BLOCKING=1: the launch returns once the kernel has run, with its fault if it raised one.
+  if (queued != CUDA_SUCCESS || !launch_blocking_) return queued;
+  return wait_for(stream, seq);
 }
 
 CUresult Device::launch_graph(Stream* stream, const Graph& graph) {

@@ -126,6 +126,7 @@ class Device {
   void shut_down();
   static void shut_down_at_exit();
 
+  bool launch_blocking_ = false;  // CUDA_LAUNCH_BLOCKING=1, read once as the driver does
   std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<Stream*> streams_;  // live streams; Stream objects are never freed: waits and events may name them
