@@ -16,6 +16,8 @@ def run(lib_dir, *args):
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
     env.pop("CUDA_INJECTION64_PATH", None)
+    if os.environ.get("SANITIZER_RUNTIME"):  # set by the build under ThreadSanitizer
+        env["LD_PRELOAD"] = os.environ["SANITIZER_RUNTIME"]
     return subprocess.run([sys.executable, os.path.join(HERE, "train.py"), "--lib-dir", lib_dir, *args],
                           capture_output=True, text=True, env=env, timeout=120)
 
