@@ -5,6 +5,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fast_tls.h"
+
 namespace firstassert {
 namespace {
 
@@ -14,7 +16,7 @@ int64_t read(clockid_t clock) {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-thread_local int32_t cached_thread_id = 0;
+FIRSTASSERT_FAST_TLS thread_local int32_t cached_thread_id = 0;
 
 // In a forked child only the forking thread survives, and its id is new.
 void forget_thread_id_in_child() { cached_thread_id = 0; }

@@ -29,10 +29,12 @@ inline constexpr unsigned kMaxStackFrames = 64;
 inline constexpr unsigned kMaxPythonFrames = 32;
 
 // A Python frame: file and function interned (they outlive the interpreter's objects), the line at the call.
+// Trivial on purpose: the launch path fills arrays of frames up to their depth and never zeroes the rest
+// (PythonFrame{} is all zero).
 struct PythonFrame {
-  const char* file = nullptr;
-  const char* function = nullptr;
-  int32_t line = 0;
+  const char* file;
+  const char* function;
+  int32_t line;
 };
 
 // Handed to the tracker by an event source; pointers are valid only during the call.
@@ -71,9 +73,14 @@ struct LaunchRecord {
   bool graph = false;
   bool per_thread_default_stream = false;
   uint8_t python_depth = 0;
-  PythonFrame python[kMaxPythonFrames] = {};
-  uint8_t stack_depth = 0;                // raw native stack (return addresses); last, so a copy can stop early
-  uintptr_t stack[kMaxStackFrames] = {};
+  uint8_t stack_depth = 0;
+  PythonFrame python[kMaxPythonFrames];  // innermost first; frames past python_depth are unspecified
+  uintptr_t stack[kMaxStackFrames];      // raw native stack (return addresses); past stack_depth unspecified
+
+  LaunchRecord() : python{}, stack{} {}  // all zero, so a record made anywhere but the launch path prints cleanly
+  // The launch path's: the frames' 1.3 KB are written only as deep as they are used.
+  struct FramesUnset {};
+  explicit LaunchRecord(FramesUnset) {}
 };
 
 }  // namespace firstassert

@@ -8,6 +8,15 @@ namespace firstassert {
 
 LaunchRing::LaunchRing(size_t capacity) : capacity_(capacity == 0 ? 1 : capacity), slots_(new Slot[capacity_]) {}
 
+void LaunchRing::store_words(Slot& slot, const LaunchRecord& record, size_t begin, size_t end) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&record);
+  for (size_t i = begin; i < end; ++i) {
+    uint64_t word;
+    std::memcpy(&word, bytes + i * sizeof(uint64_t), sizeof word);
+    slot.words[i].store(word, std::memory_order_release);
+  }
+}
+
 void LaunchRing::publish(const LaunchRecord& record) {
   Slot& slot = slots_[record.seq % capacity_];
   const uint64_t writing = 2 * record.seq + 1;
@@ -16,14 +25,12 @@ void LaunchRing::publish(const LaunchRecord& record) {
   // Acquire: none of the word stores below can be seen before the slot is marked as being written.
   if (!slot.version.compare_exchange_strong(seen, writing, std::memory_order_acquire, std::memory_order_relaxed))
     return;
-  // Only the frames in use: the rest of the slot is never read.
-  size_t used = offsetof(LaunchRecord, stack) + sizeof(uintptr_t) * std::min<size_t>(record.stack_depth, kMaxStackFrames);
-  const auto* bytes = reinterpret_cast<const unsigned char*>(&record);
-  for (size_t i = 0; i * sizeof(uint64_t) < used; ++i) {
-    uint64_t word;
-    std::memcpy(&word, bytes + i * sizeof(uint64_t), sizeof word);
-    slot.words[i].store(word, std::memory_order_release);
-  }
+  // Only the frames in use (the rest of the slot is never read): the fields and Python frames, then the native ones.
+  size_t python_end = offsetof(LaunchRecord, python) +
+                      sizeof(PythonFrame) * std::min<size_t>(record.python_depth, kMaxPythonFrames);
+  store_words(slot, record, 0, (python_end + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+  size_t stack_begin = offsetof(LaunchRecord, stack) / sizeof(uint64_t);
+  store_words(slot, record, stack_begin, stack_begin + std::min<size_t>(record.stack_depth, kMaxStackFrames));
   slot.version.store(writing + 1, std::memory_order_release);
 }
 
@@ -37,8 +44,12 @@ bool LaunchRing::read(const Slot& slot, LaunchRecord& out) const {
     std::memcpy(bytes + i * sizeof(uint64_t), &word, sizeof word);
   }
   uint64_t after = slot.version.load(std::memory_order_relaxed);
-  if (before != after || out.seq != before / 2 - 1 || out.stack_depth > kMaxStackFrames) return false;
-  std::fill(out.stack + out.stack_depth, out.stack + kMaxStackFrames, uintptr_t{0});  // never copied in: not ours
+  if (before != after || out.seq != before / 2 - 1 || out.stack_depth > kMaxStackFrames ||
+      out.python_depth > kMaxPythonFrames)
+    return false;
+  // Never copied in: not this record's.
+  std::fill(out.python + out.python_depth, out.python + kMaxPythonFrames, PythonFrame{});
+  std::fill(out.stack + out.stack_depth, out.stack + kMaxStackFrames, uintptr_t{0});
   return true;
 }
 

@@ -24,7 +24,7 @@ class LaunchRing {
   template <typename Fill>
   uint64_t append(Fill&& fill) {
     uint64_t seq = next_.fetch_add(1, std::memory_order_relaxed);
-    LaunchRecord record;
+    LaunchRecord record{LaunchRecord::FramesUnset{}};
     record.seq = seq;
     fill(record);
     publish(record);
@@ -46,11 +46,14 @@ class LaunchRing {
   // defined behaviour (and visible to ThreadSanitizer, which does not model fences), and on x86 each is a plain move.
   static constexpr size_t kRecordWords = sizeof(LaunchRecord) / sizeof(uint64_t);
   static_assert(sizeof(LaunchRecord) % sizeof(uint64_t) == 0, "a record is copied in whole words");
+  static_assert(offsetof(LaunchRecord, python) % sizeof(uint64_t) == 0 && offsetof(LaunchRecord, stack) % sizeof(uint64_t) == 0,
+                "the frames in use are copied as whole words");
   struct Slot {
     std::atomic<uint64_t> version{0};  // 0 empty, 2*seq+1 while seq is being written, 2*seq+2 once complete
     std::atomic<uint64_t> words[kRecordWords] = {};
   };
   bool read(const Slot& slot, LaunchRecord& out) const;
+  static void store_words(Slot& slot, const LaunchRecord& record, size_t begin, size_t end);
   void publish(const LaunchRecord& record);
 
   size_t capacity_;

@@ -5,6 +5,7 @@
 
 #include "api_table.h"
 #include "core/clock.h"
+#include "core/fast_tls.h"
 #include "core/log.h"
 #include "core/stream_key.h"
 #include "device/driver_calls.h"
@@ -16,8 +17,8 @@ namespace {
 
 Recording recording;  // set once before recording starts; what it points to is never freed
 
-thread_local bool inside_firstassert = false;
-thread_local int runtime_depth = 0;
+FIRSTASSERT_FAST_TLS thread_local bool inside_firstassert = false;
+FIRSTASSERT_FAST_TLS thread_local int runtime_depth = 0;
 
 }  // namespace
 

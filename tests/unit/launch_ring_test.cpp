@@ -11,6 +11,8 @@
 namespace firstassert {
 namespace {
 
+uintptr_t fill_stack_frame(uint64_t s, uint32_t writer, unsigned i) { return static_cast<uintptr_t>(s * 131 + i + writer); }
+
 // Every field a function of (seq, writer): a record mixing two launches cannot pass check().
 void fill_as(LaunchRecord& r, uint64_t s, uint32_t writer) {
   r.thread = static_cast<int32_t>(writer);
@@ -24,7 +26,10 @@ void fill_as(LaunchRecord& r, uint64_t s, uint32_t writer) {
   r.mono_ns = static_cast<int64_t>(s * 11 + writer);
   r.wall_ns = -static_cast<int64_t>(s);
   r.stack_depth = static_cast<uint8_t>(s % kMaxStackFrames);
-  for (unsigned i = 0; i < kMaxStackFrames; ++i) r.stack[i] = static_cast<uintptr_t>(s * 131 + i + writer);
+  for (unsigned i = 0; i < kMaxStackFrames; ++i) r.stack[i] = fill_stack_frame(s, writer, i);
+  r.python_depth = static_cast<uint8_t>((s * 7 + writer) % (kMaxPythonFrames + 1));
+  for (unsigned i = 0; i < kMaxPythonFrames; ++i)
+    r.python[i] = {reinterpret_cast<const char*>(s * 17 + i), reinterpret_cast<const char*>(writer + i), static_cast<int32_t>(s + i)};
 }
 
 void fill(LaunchRecord& r, uint32_t writer) { fill_as(r, r.seq, writer); }
@@ -48,6 +53,12 @@ std::string check(const LaunchRecord& r) {
   // Only the frames in use are part of a record.
   for (unsigned i = 0; i < r.stack_depth; ++i) {
     if (r.stack[i] != expected.stack[i]) return "stack";
+  }
+  if (r.python_depth != expected.python_depth) return "python_depth";
+  for (unsigned i = 0; i < r.python_depth; ++i) {
+    if (r.python[i].file != expected.python[i].file || r.python[i].function != expected.python[i].function ||
+        r.python[i].line != expected.python[i].line)
+      return "python";
   }
   return {};
 }
@@ -113,6 +124,32 @@ TEST(LaunchRing, FindOfAnOverwrittenSeqFails) {
   EXPECT_TRUE(ring.find(39, r));
   EXPECT_EQ(r.seq, 39u);
   EXPECT_FALSE(ring.find(40, r));
+}
+
+// Only the frames in use are copied in: a slot reused by a shallower record reads back zeros past its depths, never
+// the deeper frames of the record it replaced.
+TEST(LaunchRing, FramesPastTheDepthReadAsZero) {
+  LaunchRing ring(1);
+  ring.append([](LaunchRecord& r) {
+    fill(r, 3);
+    r.stack_depth = kMaxStackFrames;
+    r.python_depth = kMaxPythonFrames;
+  });
+  ring.append([](LaunchRecord& r) {
+    fill(r, 3);
+    r.stack_depth = 2;
+    r.python_depth = 1;
+  });
+  LaunchRecord r;
+  ASSERT_TRUE(ring.find(1, r));
+  EXPECT_EQ(r.stack[1], fill_stack_frame(1, 3, 1));
+  EXPECT_EQ(r.python[0].line, 1);
+  for (unsigned i = 2; i < kMaxStackFrames; ++i) EXPECT_EQ(r.stack[i], 0u) << i;
+  for (unsigned i = 1; i < kMaxPythonFrames; ++i) {
+    EXPECT_EQ(r.python[i].file, nullptr) << i;
+    EXPECT_EQ(r.python[i].function, nullptr) << i;
+    EXPECT_EQ(r.python[i].line, 0) << i;
+  }
 }
 
 TEST(LaunchRing, ZeroCapacityStillWorks) {
