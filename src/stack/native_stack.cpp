@@ -16,10 +16,31 @@ const bool cache_per_thread = [] {
   return true;
 }();
 
+// Frame by frame from the calling function's frame (inlined, so that the first step leaves the caller's frame).
+__attribute__((always_inline)) inline size_t walk_from_caller(uintptr_t* frames, size_t max_frames, size_t skip) {
+  unw_context_t context;
+  unw_cursor_t cursor;
+  if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) return 0;
+  size_t count = 0, seen = 0;
+  while (count < max_frames && unw_step(&cursor) > 0) {
+    unw_word_t pc = 0;
+    if (unw_get_reg(&cursor, UNW_REG_IP, &pc) != 0 || pc == 0) break;
+    if (seen++ < skip) continue;
+    frames[count++] = static_cast<uintptr_t>(pc);
+  }
+  return count;
+}
+
 }  // namespace
 
 size_t capture_native_stack(uintptr_t* frames, size_t max_frames, size_t skip) {
   (void)cache_per_thread;
+#if defined(__SANITIZE_THREAD__)
+  // unw_backtrace keeps a per-thread trace cache that frees itself in a thread-exit destructor which runs after
+  // ThreadSanitizer has torn the exiting thread down (a crash in __tsan::MutexPreLock under libunwind's
+  // trace_cache_free). Under ThreadSanitizer the stack is walked frame by frame instead: the same frames, slower.
+  return walk_from_caller(frames, max_frames, skip);
+#endif
   constexpr size_t kBuffer = 128;
   void* buffer[kBuffer];
   size_t want = std::min(kBuffer, max_frames + skip + 1);  // +1: this function's own frame
@@ -31,17 +52,7 @@ size_t capture_native_stack(uintptr_t* frames, size_t max_frames, size_t skip) {
 }
 
 size_t capture_native_stack_signal_safe(uintptr_t* frames, size_t max_frames, size_t skip) {
-  unw_context_t context;
-  unw_cursor_t cursor;
-  if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) return 0;
-  size_t count = 0, seen = 0;
-  while (count < max_frames && unw_step(&cursor) > 0) {  // the first step leaves this function's frame
-    unw_word_t pc = 0;
-    if (unw_get_reg(&cursor, UNW_REG_IP, &pc) != 0 || pc == 0) break;
-    if (seen++ < skip) continue;
-    frames[count++] = static_cast<uintptr_t>(pc);
-  }
-  return count;
+  return walk_from_caller(frames, max_frames, skip);
 }
 
 void MachineryRanges::collect(const void* self) {
