@@ -1,0 +1,331 @@
+#!/usr/bin/env python3
+"""Real-GPU validation of firstassert: every case of tests/gpu in every mode, each in a fresh process, then the
+probes (see scripts/gpu-check, which checks the prerequisites and runs this)."""
+import argparse
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict
+
+import gpu_check_build as toolkit
+import gpu_check_print as printing
+import gpu_check_probes as probes
+import gpu_check_shim as shim_files
+import gpu_check_table as table
+from gpu_check_judge import judge
+from gpu_check_run import Outcome, environment, run
+
+PREFLIGHT_TIMEOUT = 120
+CUPTI_LINE = "firstassert: recording launches through CUPTI at "
+
+
+def positive(kind):
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = 0
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"a positive number, not {text!r}")
+        return value
+    return parse
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        # One line, as every command of the project says a bad argument (scripts/gpu-check prints the usage).
+        print(f"scripts/gpu-check: {message} (see --help)", file=sys.stderr)
+        sys.exit(2)
+
+
+def make_parser():
+    """The options scripts/gpu-check documents in its header (--help prints that; the suite holds them equal)."""
+    parser = Parser(prog="scripts/gpu-check", add_help=False)
+    parser.add_argument("--shim")
+    parser.add_argument("--jobs", type=positive(int), default=6)
+    parser.add_argument("--timeout", type=positive(float), default=90)
+    parser.add_argument("--budget", type=positive(float), default=420)
+    parser.add_argument("--only", default="")
+    parser.add_argument("--modes", default="")
+    parser.add_argument("--out", default="")
+    parser.add_argument("--arch", default="sm_90")
+    parser.add_argument("--no-probes", action="store_true")
+    parser.add_argument("--list", action="store_true")
+    parser.add_argument("--pack", nargs="?", const=shim_files.PACK_DIR, default=None)
+    return parser
+
+
+def torch_error():
+    """Why this Python cannot run the cases (no torch, or no CUDA device for it), or "". In a child process: the
+    harness itself never imports torch."""
+    probe = "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 3)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=environment())
+    if done.returncode == 0:
+        return ""
+    if done.returncode == 3:
+        return f"{sys.executable} imports torch, but torch sees no CUDA device"
+    said = [line for line in done.stderr.splitlines() if line.strip()]
+    return f"{sys.executable} cannot import torch ({said[-1] if said else 'exit ' + str(done.returncode)})"
+
+
+def list_matrix():
+    lines = ["cases (tests/gpu):"]
+    for case in table.CASES:
+        frame = "; Python frame at its FAILING_OP line" if case.python and not case.healthy else ""
+        lines.append(f"  {case.name:<14} {case.program:<18} expects {case.shows}{frame}")
+    lines.append("modes:")
+    for mode in table.MODES:
+        settings = " ".join(f"{k}={v}" for k, v in mode.env.items()) or ("no shim" if not mode.shim else "defaults")
+        accepted = f"; confidence {' or '.join(mode.confidence)}, backend {mode.backend}" if mode.shim else ""
+        lines.append(f"  {mode.name:<10} {settings}{accepted}")
+    return lines
+
+
+class Harness:
+    """Runs programs for the matrix and the probes under one time budget, saying on stderr what finished."""
+
+    def __init__(self, args, out_dir, lib_path):
+        self.args = args
+        self.lib_path = lib_path
+        self.out_dir = out_dir
+        self.deadline = time.monotonic() + args.budget
+        self.lock = threading.Lock()
+        self.finished = 0
+        self.total = 0
+
+    def say(self, text):
+        with self.lock:
+            print(f"gpu-check: {text}", file=sys.stderr, flush=True)
+
+    def run(self, label, argv, name, shim, extra, timeout=None):
+        left = self.deadline - time.monotonic()
+        if left < 10:
+            outcome = Outcome(argv=argv, not_run="the time budget (--budget) was spent")
+        else:
+            env = environment(self.args.shim if shim else None, extra, self.lib_path)
+            outcome = run(argv, os.path.join(self.out_dir, "runs", name), env, min(timeout or self.args.timeout, left))
+        with self.lock:
+            self.finished += 1
+            progress = f"[{self.finished}/{self.total}]" if self.total else "[setup]"
+        report = f", {len(outcome.reports)} report(s)" if outcome.reports else ""
+        self.say(f"{progress} {label}: {outcome.ended}{report} ({outcome.elapsed:.1f} s)")
+        return outcome
+
+    def preflight(self, extra=None):
+        """(facts, the CUPTI the shim said it took or "", the shim's first line otherwise). Without facts, the facts
+        say how the run ended instead."""
+        argv = [sys.executable, os.path.join(table.CASE_DIR, table.PREFLIGHT)]
+        extra = dict(extra or {}, FIRSTASSERT_LOG="info")
+        named = extra.get("FIRSTASSERT_CUPTI")
+        name = "preflight" + ("-" + os.path.basename(named) if named else "")
+        outcome = self.run("preflight", argv, name, True, extra, PREFLIGHT_TIMEOUT)
+        facts = {}
+        for line in reversed(outcome.stdout.splitlines()):
+            try:
+                facts = json.loads(line)
+                break
+            except ValueError:
+                continue
+        if not facts:
+            tail = [line for line in outcome.stderr.splitlines() if line.strip()][-2:]
+            facts = {"preflight": "; ".join([outcome.ended] + outcome.lines("gpu-check: skip: ") + tail)}
+        taken, why = cupti_taken(outcome)
+        return facts, taken, why
+
+    def choose_cupti(self, facts, taken, why, nvcc):
+        """FIRSTASSERT_CUPTI for the Python runs: none when the shim's own search worked, else the first candidate
+        (PyTorch's wheels, the toolkit) with which it records. Returns (env, notes)."""
+        if taken:
+            return {}, [f"the shim's own search found CUPTI at {taken}"]
+        if "device" not in facts:
+            return {}, [f"not known: the first run did not reach CUDA ({facts.get('preflight', '?')})"]
+        notes = [f"the shim did not record through CUPTI ({why})"]
+        if "slot is taken" in why:
+            return {}, notes  # another CUPTI would be refused the same way
+        candidates = list(facts.get("cupti_candidates", []))
+        own = toolkit.toolkit_cupti(toolkit.toolkit_root(nvcc)) if nvcc else None
+        if own and own not in candidates:
+            candidates.append(own)
+        for candidate in candidates[:3]:
+            _, taken, _ = self.preflight({"FIRSTASSERT_CUPTI": candidate})
+            if taken:
+                notes.append(f"the Python runs name it in FIRSTASSERT_CUPTI={candidate}")
+                return {"FIRSTASSERT_CUPTI": candidate}, notes
+        notes.append("no CUPTI candidate worked (" + (", ".join(candidates[:3]) or "none found") + "); the runs go on "
+                     "without one, so the CUPTI modes will show another backend")
+        return {}, notes
+
+    def build(self, nvcc, case):
+        """(path of the nvcc-built program, or None and why)."""
+        if nvcc is None:
+            return None, "no nvcc (PATH, /usr/local/cuda/bin)"
+        output = os.path.join(self.out_dir, "bin", case.slug)
+        os.makedirs(os.path.dirname(output), exist_ok=True)
+        error = toolkit.build(nvcc, case.source, output, list(case.nvcc_flags), self.args.arch)
+        self.say(f"[setup] built {case.slug}" if not error else f"[setup] {error}")
+        return (None, error) if error else (output, "")
+
+
+def cupti_taken(outcome):
+    """(the CUPTI library the shim said it records with, at FIRSTASSERT_LOG=info; or "" and the shim's first line)."""
+    said = outcome.lines("firstassert: ", "stderr")
+    for line in said:
+        if line.startswith(CUPTI_LINE):
+            return line[len(CUPTI_LINE):].split(" (activated by ")[0], ""
+    return "", said[0] if said else f"the run ended with {outcome.ended} and the shim said nothing"
+
+
+def case_argv(case, binaries):
+    """(argv, or None and why it cannot run)."""
+    if case.python:
+        return [sys.executable, case.source, *case.args], ""
+    path, why = binaries.get(case.slug, (None, "not built"))
+    return ([path, *case.args], "") if path else (None, why)
+
+
+def main(argv=None, cases_table=table.CASES, modes_table=table.MODES, python_error=torch_error):
+    """The suite runs this with the simulator's cases (tests/gpu/gpu_check_test.py), and no torch to ask for."""
+    args = make_parser().parse_args(argv)
+    if args.list:
+        print("\n".join(list_matrix()))
+        return 0
+    try:
+        cases = table.find(args.only, cases_table, "case")
+        modes = table.find(args.modes, modes_table, "mode")
+        if args.pack is not None:
+            shim = shim_files.find_or_build(args.shim)
+            names = shim_files.pack(shim, args.pack)
+            print(f"packed into {args.pack}: {', '.join(names)}; carry that directory to the GPU machine, where "
+                  f"scripts/gpu-check finds it (or pass --shim {os.path.join(args.pack, 'libfirstassert.so')})")
+            return 0
+        args.shim = shim_files.find_or_build(args.shim)
+        lib_path = shim_files.library_path_for(args.shim)
+    except (ValueError, shim_files.ShimError) as error:
+        print(f"scripts/gpu-check: {error}", file=sys.stderr)
+        return 2
+    why_not = python_error()
+    if why_not:
+        print(f"scripts/gpu-check: {why_not}; nothing was run", file=sys.stderr)
+        return 2
+    out_dir = os.path.abspath(args.out) if args.out else tempfile.mkdtemp(prefix="gpu-check-")
+    os.makedirs(out_dir, exist_ok=True)
+    harness = Harness(args, out_dir, lib_path)
+    nvcc = toolkit.find_nvcc()
+    toolkit_cupti = toolkit.toolkit_cupti(toolkit.toolkit_root(nvcc)) if nvcc else None
+
+    # Set-up, all at once: the first look at the machine (under the shim), and the nvcc builds.
+    to_build = {c.slug: c for c in cases if not c.python}
+    to_build.update({c.slug: c for c in table.PROBE_PROGRAMS.values()})
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        first_look = pool.submit(harness.preflight)
+        built = {slug: pool.submit(harness.build, nvcc, case) for slug, case in to_build.items()}
+        facts, taken, why = first_look.result()
+        binaries = {slug: future.result() for slug, future in built.items()}
+    cupti_env, cupti_notes = harness.choose_cupti(facts, taken, why, nvcc)
+
+    # The matrix and the probes, most telling first: if the budget runs out, what is left undone is the least.
+    jobs = []  # (key, label, argv or None, why not, name, shim, env)
+    for mode in modes:
+        for case in cases:
+            argv_, why_not = case_argv(case, binaries)
+            extra = dict(cupti_env if case.python else {}, **mode.env)
+            if case.toolkit_cupti and toolkit_cupti:
+                extra["FIRSTASSERT_CUPTI"] = toolkit_cupti
+            jobs.append(((case.name, mode.name), f"{case.name} / {mode.name}", argv_, why_not,
+                         f"{case.slug}.{mode.name.replace('=', '_')}", mode.shim, extra))
+        if mode.name == "default" and not args.no_probes:
+            jobs += probe_jobs(binaries, toolkit_cupti, cupti_env)
+    if "default" not in [mode.name for mode in modes] and not args.no_probes:
+        jobs += probe_jobs(binaries, toolkit_cupti, cupti_env)
+    harness.total, harness.finished = len(jobs), 0
+    results = {}
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        futures = {}
+        for key, label, argv_, why_not, name, shim, extra in jobs:
+            if argv_ is None:
+                results[key] = Outcome(not_run=why_not)
+                continue
+            futures[pool.submit(harness.run, label, argv_, name, shim, extra)] = key
+        for future in concurrent.futures.as_completed(futures):
+            results[futures[future]] = future.result()
+
+    rows = []
+    for case in cases:
+        bare = results.get((case.name, "bare"))
+        for mode in modes:
+            rows.append(judge(case, mode, results[(case.name, mode.name)], bare))
+    lines = header(facts, args, nvcc, cupti_notes, lib_path) + [""] + printing.table(rows) + ["", printing.counts(rows)]
+    notes = printing.failure_notes(rows)
+    if notes:
+        lines += ["", "why the failing rows failed:"] + notes
+    if not args.no_probes:
+        lines += [""] + probe_sections(results, rows, cases, facts, args.shim)
+    lines += ["", f"the runs' output and reports: {out_dir}"]
+    print("\n".join(lines), flush=True)
+    with open(os.path.join(out_dir, "summary.json"), "w") as f:
+        json.dump({"facts": facts, "cupti": cupti_notes, "rows": [asdict(r) | {"verdict": r.verdict} for r in rows],
+                   "text": lines}, f, indent=1)
+    return 0 if rows and all(row.result == "PASS" for row in rows) else 1
+
+
+def probe_jobs(binaries, toolkit_cupti, cupti_env):
+    jobs = []
+    for slug in ("probe_cupti", "probe_breadcrumbs"):
+        path, why = binaries.get(slug, (None, "not built"))
+        args = []
+        if slug == "probe_cupti":
+            if toolkit_cupti is None:
+                path, why = None, why if path is None else "the toolkit has no CUPTI library"
+            args = [toolkit_cupti]
+        jobs.append(((slug,), slug, [path, *args] if path else None, why, slug, False, {}))
+    script = os.path.join(table.CASE_DIR, table.PROFILER_PROBE)
+    for when in ("early", "late"):
+        for shim in (False, True):
+            name = f"profiler_{when}" + (".shim" if shim else ".bare")
+            jobs.append((("profiler", when, shim), name, [sys.executable, script, when], "", name, shim,
+                         dict(cupti_env)))
+    return jobs
+
+
+def header(facts, args, nvcc, cupti_notes, lib_path):
+    device = facts.get("device", f"an unknown device (preflight: {facts.get('preflight', '?')})")
+    return [
+        f"firstassert gpu-check on {device} (capability {facts.get('capability', '?')}), driver CUDA "
+        f"{facts.get('driver', '?')}; torch {facts.get('torch', '?')} (CUDA {facts.get('torch_cuda', '?')}), "
+        f"Triton {facts.get('triton') or 'absent'}, Python {facts.get('python', '?')}",
+        f"shim: {args.shim}" + (f" (its libraries from {lib_path}, on LD_LIBRARY_PATH)" if lib_path else ""),
+        f"nvcc: {nvcc} {toolkit.nvcc_version(nvcc)}, building for {args.arch}" if nvcc else
+        "nvcc: none (the nvcc cases and probes 1-3 are skipped)",
+    ] + [f"CUPTI: {note}" for note in cupti_notes]
+
+
+def probe_sections(results, rows, cases, facts, shim):
+    default_runs = [(c, results[(c.name, "default")]) for c in cases
+                    if not c.healthy and (c.name, "default") in results]
+    healthy = {c.name for c in cases if c.healthy}
+    reported = [r for r in rows if r.mode != "bare" and r.case not in healthy and r.result != "SKIP"
+                and "report" not in r.failed]
+    nll_loss = next(c for c in table.CASES if c.name == "nll_loss")
+    profiler_runs = {key[1:]: outcome for key, outcome in results.items() if key[0] == "profiler"}
+    lines = ["probes (facts the design rests on):"]
+    lines += printing.section("1. does a runtime launch fire the nested driver callback?",
+                              probes.program_lines(results.get(("probe_cupti",)), "probe1: "))
+    lines += printing.section("2. do CUDA calls made inside a callback re-enter callbacks?",
+                              probes.program_lines(results.get(("probe_cupti",)), "probe2: "))
+    lines += printing.section("3. do breadcrumb writes read back correctly after a device assert?",
+                              probes.breadcrumb_probe(results.get(("probe_breadcrumbs",)), default_runs))
+    lines += printing.section("4. which libc functions does libcuda print the assertion line with?",
+                              probes.libc_probe(probes.find_libcuda(facts.get("loaded", {}).get("libcuda")), shim,
+                                                reported))
+    lines += printing.section("5. can the shim coexist with torch.profiler (nll_loss case)?",
+                              probes.profiler_probe(profiler_runs, nll_loss.expect))
+    return lines
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,223 @@
+"""From a run's outcome to a row of scripts/gpu-check's table: what the report says, and which checks failed.
+
+A failing case passes in a mode when: the job saw its device-side assert and ended as it does without the shim; a
+report was written, its first error is 710 (cudaErrorAssert) and its culprit is the expected kernel, with a
+confidence the mode allows, recorded by the mode's backend; the device's assertion line was read; the Python frames
+name the case's `# FAILING_OP` line (Python cases); and the report was rewritten at exit. The healthy loop passes
+when it leaves no report, prints exactly what it prints without the shim, and the shim says nothing. Without the
+shim ("bare"), a case passes when it provokes its assert (or, healthy, exits 0) and leaves no report.
+"""
+import os
+import sys
+from dataclasses import dataclass, field
+
+from gpu_check_table import CASE_DIR, GRAPH
+
+sys.path.insert(0, CASE_DIR)
+import gpucase  # noqa: E402  (the case programs' exit codes and markers: one definition for both sides)
+
+REPORT_SCHEMA = "firstassert/1"
+ASSERT_CODE = 710  # cudaErrorAssert, CUDA_ERROR_ASSERT
+
+
+@dataclass
+class Row:
+    case: str
+    mode: str
+    expected: str
+    reported: str = "-"
+    confidence: str = "-"
+    python_frame: str = "-"
+    secondary: str = "-"
+    backend: str = "-"
+    result: str = ""             # PASS, FAIL or SKIP
+    failed: list = field(default_factory=list)  # names of the checks that failed
+    skipped: str = ""            # why it was not run, or could not run here
+    notes: list = field(default_factory=list)   # what a person needs to see why
+
+    @property
+    def verdict(self):
+        if self.result == "FAIL":
+            return "FAIL: " + ", ".join(self.failed)
+        if self.result == "SKIP":
+            return "SKIP: " + self.skipped
+        return self.result
+
+
+def short_kernel_name(name):
+    """'void at::native::k<float, long>(float*, long)' -> 'k': unqualified, without template arguments, parameters
+    or return type (as the shim's own summary names kernels)."""
+    text = name.replace("(anonymous namespace)", "anonymous_namespace")
+    ends = [i for i in (text.find("<"), text.find("(")) if i >= 0]
+    text = text[:min(ends)] if ends else text
+    return text.strip().split(" ")[-1].rsplit("::", 1)[-1] or name
+
+
+def failing_line(source):
+    """The number of the source line that ends with `# FAILING_OP`, or 0."""
+    with open(source, encoding="utf-8") as f:
+        for number, text in enumerate(f, 1):
+            if text.rstrip().endswith(gpucase.FAILING_OP):
+                return number
+    return 0
+
+
+def matched_alternative(culprit, expect):
+    """Which expected alternative the culprit matches, or None."""
+    if not culprit:
+        return None
+    if tuple(expect) == (GRAPH,):
+        return GRAPH if culprit.get("graph") and not culprit.get("kernel") else None
+    names = f"{culprit.get('kernel') or ''}\n{culprit.get('mangled') or ''}".lower()
+    return next((alt for alt in expect if alt.lower() in names), None)
+
+
+def culprit_text(culprit, matched):
+    if not culprit:
+        return "no culprit"
+    if culprit.get("graph") and not culprit.get("kernel"):
+        return GRAPH
+    name = short_kernel_name(culprit.get("kernel") or culprit.get("mangled") or "?")
+    if matched and matched != GRAPH and matched.lower() not in name.lower():
+        name += f" [{matched}]"  # the match is in the template arguments (a lambda of the op, say)
+    return name
+
+
+def python_frame(culprit, source):
+    """(what to show, whether a frame names the source's failing line)."""
+    frames = (culprit or {}).get("python_stack") or []
+    line = failing_line(source)
+    target = os.path.realpath(source)
+    in_case = [f for f in frames if isinstance(f, dict) and os.path.realpath(str(f.get("file", ""))) == target]
+    for f in in_case:
+        if f.get("line") == line:
+            return f"{os.path.basename(source)}:{line}", True
+    if not frames:
+        return "-", False
+    shown = (in_case or frames)[0]
+    return f"{os.path.basename(str(shown.get('file', '?')))}:{shown.get('line', '?')} (not {line})", False
+
+
+def saw_assert(outcome):
+    """The job printed that it caught the device-side assert (its own words, whatever its exit status)."""
+    return any(gpucase.ASSERT_TEXT in line for line in outcome.lines("gpu-check: caught"))
+
+
+def skip_reason(outcome):
+    if outcome.not_run:
+        return outcome.not_run
+    if outcome.returncode == gpucase.EXIT_SKIP:
+        said = outcome.lines("gpu-check: skip: ")
+        return said[0][len("gpu-check: skip: "):] if said else "the program skipped itself"
+    return ""
+
+
+def firstassert_lines(outcome, limit=3):
+    return outcome.lines("firstassert: ", "stderr")[:limit]
+
+
+def judge(case, mode, outcome, bare=None):
+    """The row of case in mode; bare is the same case's run without the shim (the reference), when there is one."""
+    row = Row(case.name, mode.name, case.shows)
+    row.skipped = skip_reason(outcome)
+    if row.skipped:
+        row.result = "SKIP"
+        return row
+
+    def check(name, ok, note=""):
+        if not ok:
+            row.failed.append(name)
+            if note:
+                row.notes.append(note)
+
+    row.notes.append(f"{outcome.ended} after {outcome.elapsed:.1f} s")
+    if outcome.timed_out:
+        check("timeout", False)
+    if case.healthy:
+        judge_healthy(row, mode, outcome, bare, check)
+    elif not mode.shim:
+        check("exit", outcome.returncode == gpucase.EXIT_ASSERT and saw_assert(outcome),
+              "the case did not end with its assert: " + describe_end(outcome))
+        check("report", not outcome.reports, "a report without the shim: " + ", ".join(outcome.reports))
+    else:
+        judge_failing(row, case, mode, outcome, bare, check)
+    row.result = "FAIL" if row.failed else "PASS"
+    if row.failed:
+        row.notes += [f"stderr: {line}" for line in firstassert_lines(outcome)]
+        tail = [line for line in outcome.stderr.splitlines() if line.strip()][-3:]
+        row.notes += [f"stderr tail: {line}" for line in tail if not line.startswith("firstassert: ")]
+    return row
+
+
+def describe_end(outcome):
+    said = outcome.lines("gpu-check: caught") + outcome.lines("gpu-check: no error")
+    return f"{outcome.ended}" + (f"; it said: {said[0]}" if said else "; it never reached its error handling")
+
+
+def judge_healthy(row, mode, outcome, bare, check):
+    check("exit", outcome.returncode == 0, "the healthy loop did not exit 0: " + outcome.ended)
+    check("report", not outcome.reports, "reports written: " + ", ".join(os.path.basename(p) for p in outcome.reports))
+    row.reported = "none" if not outcome.reports else "a report"
+    if not mode.shim:
+        return
+    if bare is None or bare.returncode != 0:
+        check("reference", False, "no healthy run without the shim to compare with")
+        return
+    # The program's own output byte for byte; and the shim quiet, as it is in a healthy run at the default settings.
+    said = outcome.lines("firstassert: ", "stderr")
+    for name, mine, reference in (("stdout", outcome.stdout, bare.stdout),
+                                  ("stderr", without_firstassert_lines(outcome.stderr), bare.stderr)):
+        check(name, mine == reference,
+              f"{name} differs from the run without the shim: " + first_difference(mine, reference))
+    check("quiet", not said, f"the shim said {len(said)} line(s), the first: {said[0] if said else ''}")
+
+
+def without_firstassert_lines(text):
+    return "".join(line for line in text.splitlines(keepends=True) if not line.startswith("firstassert: "))
+
+
+def first_difference(text, reference):
+    lines, expected = text.splitlines(), reference.splitlines()
+    for number, (line, wanted) in enumerate(zip(lines, expected), 1):
+        if line != wanted:
+            return f"line {number} is {line[:100]!r}, without the shim {wanted[:100]!r}"
+    return f"{len(lines)} lines, without the shim {len(expected)}"
+
+
+def judge_failing(row, case, mode, outcome, bare, check):
+    same_as_bare = bare is not None and not bare.not_run and outcome.returncode == bare.returncode
+    check("exit", saw_assert(outcome) and (outcome.returncode == gpucase.EXIT_ASSERT or same_as_bare),
+          "the job did not end as without the shim: " + describe_end(outcome) +
+          (f" (without the shim: {bare.ended})" if bare is not None else ""))
+    report = outcome.report
+    if not isinstance(report, dict) or report.get("schema") != REPORT_SCHEMA:
+        check("report", False, outcome.report_error or ("no report written" if not outcome.reports
+                                                        else "the report is not of schema " + REPORT_SCHEMA))
+        return
+    culprit = report.get("culprit") if isinstance(report.get("culprit"), dict) else None
+    first_error = report.get("first_error") if isinstance(report.get("first_error"), dict) else {}
+    matched = matched_alternative(culprit, case.expect)
+    row.reported = culprit_text(culprit, matched)
+    row.confidence = str((culprit or {}).get("confidence", "-"))
+    row.backend = str((report.get("tool") or {}).get("backend", "-"))
+    secondary = report.get("secondary") if isinstance(report.get("secondary"), dict) else {}
+    row.secondary = str(secondary.get("count", "?")) + ("" if report.get("final") else " (not final)")
+
+    check("710", first_error.get("code") == ASSERT_CODE,
+          f"first error: {first_error.get('name')} ({first_error.get('code')}) at {first_error.get('api')}")
+    check("culprit", matched is not None,
+          f"culprit: {(culprit or {}).get('kernel') or (culprit or {}).get('mangled')}; expected one of "
+          f"{', '.join(case.expect)}")
+    check("confidence", row.confidence in mode.confidence,
+          f"confidence {row.confidence} ({(culprit or {}).get('reason', '')}); this mode allows "
+          f"{' or '.join(mode.confidence)}")
+    check("backend", row.backend == mode.backend, f"recorded by {row.backend}, not {mode.backend}")
+    check("message", bool(report.get("device_messages")), "no device assertion line was read from stderr")
+    if case.python:
+        row.python_frame, ok = python_frame(culprit, case.source)
+        check("python", ok, f"the culprit's Python frames do not name {os.path.basename(case.source)}:"
+                            f"{failing_line(case.source)} ({len((culprit or {}).get('python_stack') or [])} frames)")
+    else:
+        row.python_frame = "n/a"
+    if outcome.returncode is not None and outcome.returncode >= 0:
+        check("final", bool(report.get("final")), "the report was not rewritten at exit")

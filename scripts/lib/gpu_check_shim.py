@@ -1,0 +1,98 @@
+"""The shim scripts/gpu-check preloads: found (built here and carried, or packed), built only when missing, checked
+to load, and packed with the libraries a bare machine may lack.
+
+The build directory is too large to carry to the GPU machine, and the shim needs libunwind and Boost.Stacktrace,
+which a machine set up for PyTorch may not have: `--pack` copies the shim and those libraries into one small
+directory (build/gpu-check-pack), which gpu-check finds by itself and puts on LD_LIBRARY_PATH only when needed.
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+from gpu_check_table import REPO_ROOT
+
+PACK_DIR = os.path.join(REPO_ROOT, "build", "gpu-check-pack")
+BUILD_HELPER = os.path.join(REPO_ROOT, "scripts", "lib", "gpu_check_build_shim.sh")
+# Libraries every glibc system with a C++ runtime has; anything else the shim needs goes into the pack.
+SYSTEM_LIBRARIES = ("libc.so", "libm.so", "libdl.so", "libpthread.so", "librt.so", "ld-linux", "libstdc++.so",
+                    "libgcc_s.so", "linux-vdso.so")
+
+
+class ShimError(Exception):
+    """One line saying what is missing."""
+
+
+def find_or_build(explicit):
+    """The shim's path: the one named, else the built one, else the packed one, else one built now."""
+    if explicit:
+        if not os.path.isfile(explicit):
+            raise ShimError(f"no shim at {explicit} (--shim)")
+        return os.path.abspath(explicit)
+    built, packed = shim_paths()
+    for candidate in (built, packed):
+        if os.path.isfile(candidate):
+            return candidate
+    print("gpu-check: no shim built or packed; building it", file=sys.stderr, flush=True)
+    done = subprocess.run(["bash", BUILD_HELPER], capture_output=True, text=True)
+    if done.returncode != 0 or not os.path.isfile(built):
+        said = [line for line in done.stderr.splitlines() if line.strip()]
+        raise ShimError(f"no shim at {built} and it cannot be built here ({said[-1] if said else 'no reason given'}); "
+                        "build it where the toolchain is (scripts/test) and carry it (--pack), or pass --shim")
+    return built
+
+
+def shim_paths():
+    """(where scripts/lib/setup.sh builds the shim: FIRSTASSERT_BUILD_DIR, else build/; where --pack puts it)."""
+    build_dir = os.environ.get("FIRSTASSERT_BUILD_DIR") or os.path.join(REPO_ROOT, "build")
+    return os.path.join(build_dir, "src", "preload", "libfirstassert.so"), os.path.join(PACK_DIR, "libfirstassert.so")
+
+
+def load_error(shim, lib_path=""):
+    """Why the shim cannot be loaded in a fresh process (the dynamic loader's words), or ""."""
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "CUDA_INJECTION64_PATH")}
+    if lib_path:
+        env["LD_LIBRARY_PATH"] = lib_path + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    done = subprocess.run([sys.executable, "-c", "import ctypes, sys; ctypes.CDLL(sys.argv[1])", shim], env=env,
+                          capture_output=True, text=True)
+    if done.returncode == 0:
+        return ""
+    said = [line for line in done.stderr.splitlines() if line.strip()]
+    return said[-1] if said else f"exit {done.returncode}"
+
+
+def library_path_for(shim):
+    """"" when the shim loads as it is; its own directory when it loads from there (a pack); ShimError otherwise."""
+    error = load_error(shim)
+    if not error:
+        return ""
+    here = os.path.dirname(shim)
+    if not load_error(shim, here):
+        return here
+    raise ShimError(f"the shim at {shim} cannot be loaded: {error}; run scripts/gpu-check --pack where it was built "
+                    "and carry the pack")
+
+
+def needed_libraries(shim):
+    """Paths of the non-system libraries the shim loads, as ldd resolves them here."""
+    listing = subprocess.run(["ldd", shim], capture_output=True, text=True, check=True).stdout
+    found = []
+    for line in listing.splitlines():
+        if "=>" not in line:
+            continue
+        name, target = (part.strip() for part in line.split("=>", 1))
+        path = target.split(" (")[0].strip()
+        if not name.startswith(SYSTEM_LIBRARIES) and os.path.isfile(path):
+            found.append((name, path))
+    return found
+
+
+def pack(shim, directory):
+    """Copies the shim and the libraries it needs into directory; returns the file names."""
+    os.makedirs(directory, exist_ok=True)
+    names = ["libfirstassert.so"]
+    shutil.copy2(shim, os.path.join(directory, "libfirstassert.so"))
+    for name, path in needed_libraries(shim):
+        shutil.copy2(path, os.path.join(directory, name))  # under its soname: what the loader looks for
+        names.append(name)
+    return names

@@ -1,0 +1,98 @@
+"""The matrix scripts/gpu-check runs: each case of tests/gpu in each mode, as data.
+
+A case names its program, the kernel its report must blame (any of a few case-insensitive substrings of the
+kernel's demangled or mangled name: real PyTorch kernel names are long templated strings, and which kernel serves an
+op changes between versions), and whether the report's Python frames must name its `# FAILING_OP` line.
+"""
+import os
+import re
+from dataclasses import dataclass, field
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CASE_DIR = os.path.join(REPO_ROOT, "tests", "gpu")
+
+GRAPH = "(CUDA graph)"  # expect: the culprit is a graph launch, which has no single kernel
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    program: str                 # a file in tests/gpu: NAME.py runs with Python, NAME.cu is built by nvcc first
+    expect: tuple = ()           # kernel-name substrings, any of which names the right culprit; (GRAPH,) for a graph
+    shows: str = ""              # what the table prints as the expected culprit
+    healthy: bool = False        # no report, and the same output as without the shim
+    nvcc_flags: tuple = ()       # for .cu programs
+    toolkit_cupti: bool = False  # name the toolkit's CUPTI in FIRSTASSERT_CUPTI (no libcudart is loaded to find it by)
+    args: tuple = ()
+
+    @property
+    def source(self):
+        return os.path.join(CASE_DIR, self.program)
+
+    @property
+    def python(self):
+        return self.program.endswith(".py")
+
+    @property
+    def slug(self):
+        """The name as a file name: of the nvcc-built program (one source is built two ways), of the run's files."""
+        return re.sub(r"[^A-Za-z0-9_]+", "_", self.name).strip("_")
+
+
+@dataclass(frozen=True)
+class Mode:
+    name: str
+    env: dict = field(default_factory=dict)
+    shim: bool = True
+    backend: str = ""            # the report's tool.backend
+    confidence: tuple = ()       # the culprit.confidence values accepted
+
+
+CASES = (
+    Case("nll_loss", "nll_loss.py", ("nll_loss",), "nll_loss_forward_reduce_cuda_kernel_2d"),
+    Case("embedding", "embedding.py", ("indexselect", "index_select", "vectorized_gather", "embedding"),
+         "indexSelect*Index|vectorized_gather"),
+    Case("gather", "gather.py", ("scatter_gather", "vectorized_gather"),
+         "_scatter_gather_elementwise|vectorized_gather"),
+    Case("scatter_", "scatter.py", ("scatter_gather",), "_scatter_gather_elementwise_kernel"),
+    Case("bce_loss", "bce_loss.py", ("binary_cross_entropy",), "elementwise<binary_cross_entropy_out_cuda>"),
+    Case("multinomial", "multinomial.py", ("multinomial",), "sampleMultinomialWithReplacement"),
+    Case("triton", "triton_assert.py", ("gpu_check_ids_kernel",), "gpu_check_ids_kernel"),
+    Case("nvcc_shared", "nvcc_assert.cu", ("gpu_check_labels_kernel",), "gpu_check_labels_kernel",
+         nvcc_flags=("-cudart", "shared")),
+    Case("nvcc_static", "nvcc_assert.cu", ("gpu_check_labels_kernel",), "gpu_check_labels_kernel",
+         nvcc_flags=("-cudart", "static"), toolkit_cupti=True),
+    Case("two_streams", "two_streams.py", ("nll_loss",), "nll_loss_forward_reduce_cuda_kernel_2d"),
+    Case("graph_replay", "graph_replay.py", (GRAPH,), GRAPH),
+    Case("healthy_loop", "healthy_loop.py", shows="no report, same output", healthy=True),
+)
+
+# "bare" runs each case without the shim: it proves the case provokes its assert on its own, and is the reference
+# for how the job ends and, for the healthy loop, what it prints.
+MODES = (
+    Mode("bare", shim=False),
+    Mode("default", backend="cupti", confidence=("exact", "likely")),
+    Mode("sync=all", {"FIRSTASSERT_SYNC": "all"}, backend="cupti", confidence=("exact",)),
+    Mode("interpose", {"FIRSTASSERT_BACKEND": "interpose"}, backend="interpose", confidence=("exact", "likely")),
+)
+
+# Programs that are not cases: the probes (tests/gpu/probe_*.cu, profiler_probe.py) and the first look at the machine.
+PROBE_PROGRAMS = {
+    "probe_cupti": Case("probe_cupti", "probe_cupti.cu", nvcc_flags=("-cudart", "shared")),
+    "probe_breadcrumbs": Case("probe_breadcrumbs", "probe_breadcrumbs.cu", nvcc_flags=("-cudart", "shared")),
+}
+PROFILER_PROBE = "profiler_probe.py"
+PREFLIGHT = "preflight.py"
+
+
+def find(names, table, what):
+    """The entries of table named in the comma-separated names (all when names is empty); ValueError names an
+    unknown one."""
+    if not names:
+        return list(table)
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    known = {entry.name: entry for entry in table}
+    unknown = [n for n in wanted if n not in known]
+    if unknown:
+        raise ValueError(f"unknown {what} {', '.join(repr(n) for n in unknown)} (known: {', '.join(known)})")
+    return [known[n] for n in wanted]

@@ -1,0 +1,329 @@
+#!/usr/bin/env python3
+"""Test: scripts/gpu-check where there is no GPU (stdlib unittest). Its command line, its refusals, and its harness
+run end to end on the CUDA simulator: the real shim, real reports, judged into the same rows as on a GPU, with the
+checks shown able to fail.
+
+usage: gpu_check_test.py SHIM SIM_DIR
+       SHIM     build/src/preload/libfirstassert.so
+       SIM_DIR  build/tests/sim (the simulator's libcuda.so.1, libcudart.so.13, libcupti.so.13, libsimkernels.so)
+"""
+import contextlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+SCRIPT = os.path.join(REPO, "scripts", "gpu-check")
+sys.path.insert(0, os.path.join(REPO, "scripts", "lib"))
+sys.path.insert(0, HERE)
+
+import elf_symbols  # noqa: E402
+import gpu_check  # noqa: E402
+import gpu_check_build  # noqa: E402
+import gpu_check_probes as probes  # noqa: E402
+import gpu_check_shim  # noqa: E402
+import gpucase  # noqa: E402
+from gpu_check_judge import failing_line, judge, short_kernel_name  # noqa: E402
+from gpu_check_run import Outcome, environment, run  # noqa: E402
+from gpu_check_table import CASES, MODES, PROBE_PROGRAMS, Case, Mode  # noqa: E402
+
+SHIM = SIM_DIR = None
+MODE = {mode.name: mode for mode in MODES}
+
+
+def sim_case(name, what, **fields):
+    """A case of the simulator's program (the expected culprit is its nll_loss kernel, unless fields say otherwise)."""
+    settings = dict(expect=("nll_loss",), shows="nll_loss_forward_reduce_cuda_kernel_2d", args=(SIM_DIR, what))
+    settings.update(fields)
+    return Case(name, "sim_case.py", **settings)
+
+
+def run_script(*args, env=None):
+    return subprocess.run([SCRIPT, *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+class CommandLine(unittest.TestCase):
+    def test_help_documents_exactly_the_options_it_takes(self):
+        done = run_script("--help")
+        self.assertEqual(done.returncode, 0)
+        documented = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", done.stdout))
+        taken = {option for action in gpu_check.make_parser()._actions for option in action.option_strings}
+        self.assertEqual(documented, taken)
+        for word in ("usage: scripts/gpu-check", "Exit status"):
+            self.assertIn(word, done.stdout)
+
+    def test_list_names_every_case_and_mode_of_the_table(self):
+        done = run_script("--list")
+        self.assertEqual(done.returncode, 0)
+        listed = [line.split()[0] for line in done.stdout.splitlines() if line.startswith("  ")]
+        self.assertEqual(listed, [case.name for case in CASES] + [mode.name for mode in MODES])
+
+    def test_a_bad_argument_is_one_line_and_status_2(self):
+        for args in (["--bogus"], ["--jobs", "0"], ["--timeout", "soon"], ["--only", "nll_loss,nope"],
+                     ["--modes", "fast"], ["--shim", "/nonexistent/libfirstassert.so"], ["--budget"]):
+            with self.subTest(args=args):
+                done = run_script(*args)
+                self.assertEqual(done.returncode, 2)
+                self.assertEqual(done.stdout, "")
+                self.assertEqual(len(done.stderr.splitlines()), 1, done.stderr)
+                self.assertTrue(done.stderr.startswith("scripts/gpu-check: "), done.stderr)
+
+    def test_without_torch_or_a_device_it_is_one_line_and_status_2(self):
+        # A torch that cannot be imported, and one that sees no device, put first on the path.
+        for body, words in (("raise ImportError('no torch here')", "cannot import torch"),
+                            ("class cuda:\n    is_available = staticmethod(lambda: False)\n", "sees no CUDA device")):
+            with self.subTest(words=words), tempfile.TemporaryDirectory() as fake:
+                os.makedirs(os.path.join(fake, "torch"))
+                with open(os.path.join(fake, "torch", "__init__.py"), "w") as f:
+                    f.write(body)
+                done = run_script("--shim", SHIM, env=dict(os.environ, PYTHONPATH=fake))
+                self.assertEqual(done.returncode, 2)
+                self.assertEqual(len(done.stderr.splitlines()), 1, done.stderr)
+                self.assertIn(words, done.stderr)
+                self.assertIn("nothing was run", done.stderr)
+
+    def test_pack_holds_the_shim_and_the_libraries_it_needs(self):
+        with tempfile.TemporaryDirectory() as pack:
+            done = run_script("--pack", pack, "--shim", SHIM)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            files = set(os.listdir(pack))
+            self.assertIn("libfirstassert.so", files)
+            self.assertIn("libunwind.so.8", files)
+            self.assertTrue(any(name.startswith("libboost_stacktrace") for name in files), files)
+            self.assertFalse(any(name.startswith(("libc.so", "libstdc++")) for name in files), files)
+            self.assertEqual(gpu_check_shim.load_error(os.path.join(pack, "libfirstassert.so"), pack), "")
+
+
+    @unittest.skipIf(shutil.which("meson", path="/usr/bin:/bin"), "a meson there could build the shim")
+    def test_no_shim_and_no_way_to_build_one_is_one_line_and_status_2(self):
+        if os.path.isfile(gpu_check_shim.shim_paths()[1]):
+            self.skipTest("a packed shim is there (scripts/gpu-check --pack), which would be used")
+        with tempfile.TemporaryDirectory() as empty:
+            env = dict(os.environ, PATH="/usr/bin:/bin", FIRSTASSERT_BUILD_DIR=os.path.join(empty, "build"))
+            done = subprocess.run([sys.executable, os.path.join(REPO, "scripts", "lib", "gpu_check.py")], env=env,
+                                  capture_output=True, text=True, timeout=120)
+        self.assertEqual(done.returncode, 2)
+        said = [line for line in done.stderr.splitlines() if line.startswith("scripts/gpu-check: ")]
+        self.assertEqual(len(said), 1, done.stderr)
+        self.assertIn("cannot be built here (no meson >= 1.3 here)", said[0])
+
+
+class CasePrograms(unittest.TestCase):
+    def test_every_case_program_is_there_and_marks_its_failing_line(self):
+        for case in CASES:
+            with self.subTest(case=case.name):
+                self.assertTrue(os.path.isfile(case.source), case.source)
+                with open(case.source) as f:
+                    text = f.read()
+                if not case.python:
+                    self.assertIn("// FAILING_OP", text)
+                    continue
+                compile(text, case.source, "exec")
+                marked = failing_line(case.source)
+                self.assertEqual(marked == 0, case.healthy, "a failing case marks its failing op, the healthy none")
+
+    @unittest.skipIf(gpu_check_build.find_nvcc() is None, "no nvcc here")
+    def test_every_nvcc_program_builds_for_the_gpu(self):
+        # As scripts/gpu-check builds them on the GPU machine (the device code for sm_90 too; nothing runs here).
+        nvcc = gpu_check_build.find_nvcc()
+        programs = [case for case in CASES if not case.python] + list(PROBE_PROGRAMS.values())
+        with tempfile.TemporaryDirectory() as out:
+            for case in programs:
+                with self.subTest(program=case.slug):
+                    output = os.path.join(out, case.slug)
+                    self.assertEqual(gpu_check_build.build(nvcc, case.source, output, list(case.nvcc_flags), "sm_90"),
+                                     "")
+                    self.assertTrue(os.access(output, os.X_OK))
+
+    def test_the_expected_culprits_are_shown_in_the_table(self):
+        for case in CASES:
+            with self.subTest(case=case.name):
+                self.assertTrue(case.shows)
+                self.assertEqual(bool(case.expect), not case.healthy)
+
+
+class Harness(unittest.TestCase):
+    """The whole harness, main() included, with the simulator's cases in place of PyTorch's."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.out = tempfile.mkdtemp(prefix="gpu-check-test-")
+        cases = (sim_case("sim_nll_loss", "assert"),
+                 Case("sim_healthy", "sim_case.py", shows="no report, same output", healthy=True,
+                      args=(SIM_DIR, "healthy")))
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
+            cls.status = gpu_check.main(["--shim", SHIM, "--out", cls.out, "--jobs", "2", "--timeout", "60"],
+                                        cases_table=cases, python_error=lambda: "")
+        cls.printed = printed.getvalue()
+        with open(os.path.join(cls.out, "summary.json")) as f:
+            cls.rows = {(r["case"], r["mode"]): r for r in json.load(f)["rows"]}
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.out, ignore_errors=True)
+
+    def test_every_row_passes_on_the_simulator(self):
+        self.assertEqual(self.status, 0, self.printed)
+        self.assertEqual(len(self.rows), 2 * len(MODES))
+        for key, row in self.rows.items():
+            self.assertEqual(row["verdict"], "PASS", key)
+
+    def test_rows_say_what_the_reports_say(self):
+        line = failing_line(os.path.join(HERE, "sim_case.py"))
+        for mode, backend, secondary in (("default", "cupti", "0"), ("sync=all", "cupti", "1"),
+                                         ("interpose", "interpose", "0")):
+            with self.subTest(mode=mode):
+                row = self.rows[("sim_nll_loss", mode)]
+                self.assertEqual(row["reported"], "nll_loss_forward_reduce_cuda_kernel_2d")
+                self.assertEqual(row["confidence"], "exact")
+                self.assertEqual(row["python_frame"], f"sim_case.py:{line}")
+                self.assertEqual(row["backend"], backend)
+                self.assertEqual(row["secondary"], secondary)
+        self.assertEqual(self.rows[("sim_healthy", "default")]["reported"], "none")
+
+    def test_the_table_has_one_line_per_row_then_the_probes(self):
+        lines = self.printed.splitlines()
+        heading = next(i for i, text in enumerate(lines) if text.startswith("case "))
+        for column in ("expected culprit", "reported culprit", "confidence", "Python frame", "secondary", "result"):
+            self.assertIn(column, lines[heading])
+        body = lines[heading + 2:heading + 2 + len(self.rows)]
+        self.assertEqual(sorted((text.split()[0], text.split()[1]) for text in body), sorted(self.rows))
+        self.assertIn("8 rows: 8 pass, 0 fail, 0 skipped", self.printed)
+        for number in range(1, 6):
+            self.assertRegex(self.printed, rf"\n{number}\. ")
+
+    def test_each_run_keeps_its_output_and_reports(self):
+        run_dir = os.path.join(self.out, "runs", "sim_nll_loss.default")
+        names = os.listdir(run_dir)
+        self.assertIn("stdout.txt", names)
+        self.assertTrue(any(name.startswith("firstassert-") for name in names), names)
+        self.assertEqual([n for n in os.listdir(os.path.join(self.out, "runs", "sim_healthy.default"))
+                          if n.startswith("firstassert-")], [])
+
+
+class Checks(unittest.TestCase):
+    """Each check of a row, shown failing on real runs of the simulator."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="gpu-check-checks-")
+        cls.case = sim_case("sim_nll_loss", "assert")
+        cls.outcomes = {}
+        for name, what, shim in (("bare", "assert", False), ("default", "assert", True),
+                                 ("healthy", "healthy", True), ("differs_bare", "differs", False),
+                                 ("differs", "differs", True)):
+            argv = [sys.executable, os.path.join(HERE, "sim_case.py"), SIM_DIR, what]
+            cls.outcomes[name] = run(argv, os.path.join(cls.dir, name), environment(SHIM if shim else None), 60)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def verdict(self, case, mode, outcome, bare=None):
+        return judge(case, mode, outcome, bare if bare is not None else self.outcomes["bare"]).verdict
+
+    def test_the_runs_pass_as_they_are(self):
+        self.assertEqual(self.outcomes["default"].returncode, gpucase.EXIT_ASSERT)
+        self.assertEqual(self.verdict(self.case, MODE["default"], self.outcomes["default"]), "PASS")
+        self.assertEqual(self.verdict(self.case, MODE["bare"], self.outcomes["bare"]), "PASS")
+
+    def test_a_wrong_culprit_fails(self):
+        wrong = sim_case("sim", "assert", expect=("indexSelect", "vectorized_gather"))
+        self.assertEqual(self.verdict(wrong, MODE["default"], self.outcomes["default"]), "FAIL: culprit")
+
+    def test_a_confidence_or_backend_the_mode_does_not_allow_fails(self):
+        strict = Mode("strict", backend="interpose", confidence=("likely",))
+        self.assertEqual(self.verdict(self.case, strict, self.outcomes["default"]), "FAIL: confidence, backend")
+
+    def test_python_frames_must_name_the_case_files_failing_line(self):
+        elsewhere = Case("sim", "gather.py", ("nll_loss",), "x")  # its FAILING_OP line is not what launched
+        row = judge(elsewhere, MODE["default"], self.outcomes["default"], self.outcomes["bare"])
+        self.assertEqual(row.verdict, "FAIL: python")
+        self.assertIn("(not ", row.python_frame)
+
+    def test_no_report_fails_and_the_bare_run_may_not_leave_one(self):
+        self.assertEqual(self.verdict(self.case, MODE["default"], self.outcomes["bare"]), "FAIL: report")
+        self.assertEqual(self.verdict(self.case, MODE["bare"], self.outcomes["default"]), "FAIL: report")
+
+    def test_a_case_that_does_not_assert_fails_on_its_exit(self):
+        verdict = self.verdict(self.case, MODE["default"], self.outcomes["healthy"])
+        self.assertTrue(verdict.startswith("FAIL: exit, report"), verdict)
+
+    def test_the_healthy_loop_must_print_what_it_prints_without_the_shim(self):
+        healthy = Case("sim_healthy", "sim_case.py", healthy=True)
+        self.assertEqual(self.verdict(healthy, MODE["default"], self.outcomes["differs"],
+                                      self.outcomes["differs_bare"]), "FAIL: stdout")
+        self.assertEqual(self.verdict(healthy, MODE["default"], self.outcomes["differs_bare"],
+                                      self.outcomes["differs_bare"]), "PASS")
+        self.assertEqual(self.verdict(healthy, MODE["default"], self.outcomes["default"],
+                                      self.outcomes["differs_bare"]), "FAIL: exit, report, stdout, stderr, quiet")
+
+    def test_a_hung_run_is_killed_at_its_timeout_and_fails(self):
+        argv = [sys.executable, os.path.join(HERE, "sim_case.py"), SIM_DIR, "hang"]
+        outcome = run(argv, os.path.join(self.dir, "hang"), environment(SHIM), 1)
+        self.assertTrue(outcome.timed_out)
+        self.assertLess(outcome.elapsed, 10)
+        self.assertTrue(self.verdict(self.case, MODE["default"], outcome).startswith("FAIL: timeout, exit"))
+
+    def test_what_did_not_run_is_skip_never_pass(self):
+        self.assertEqual(self.verdict(self.case, MODE["default"], Outcome(not_run="no nvcc")), "SKIP: no nvcc")
+        said = Outcome(returncode=gpucase.EXIT_SKIP, stdout="gpu-check: skip: Triton cannot be imported\n")
+        self.assertEqual(self.verdict(self.case, MODE["default"], said), "SKIP: Triton cannot be imported")
+
+
+class Pieces(unittest.TestCase):
+    def test_the_cupti_the_shim_took_is_read_from_its_own_words(self):
+        with tempfile.TemporaryDirectory() as work:
+            argv = [sys.executable, os.path.join(HERE, "sim_case.py"), SIM_DIR, "healthy"]
+            said = run(argv, work, environment(SHIM, {"FIRSTASSERT_LOG": "info"}), 60)
+            taken, why = gpu_check.cupti_taken(said)
+            self.assertEqual((taken, why), (os.path.join(SIM_DIR, "libcupti.so.13"), ""))
+            quiet = run(argv, work, environment(SHIM), 60)
+            self.assertEqual(gpu_check.cupti_taken(quiet), ("", "the run ended with exit 0 and the shim said nothing"))
+
+    def test_short_kernel_names(self):
+        for name, short in (
+                ("void at::native::nll_loss_forward_reduce_cuda_kernel_2d<float, long>(float*, long)",
+                 "nll_loss_forward_reduce_cuda_kernel_2d"),
+                ("void at::native::vectorized_elementwise_kernel<4, at::native::binary_cross_entropy_out_cuda("
+                 "at::Tensor const&)::{lambda()#1}::operator()() const::{lambda(float, float)#1}, "
+                 "std::array<char*, 3ul> >(int, float, std::array<char*, 3ul>)", "vectorized_elementwise_kernel"),
+                ("gpu_check_labels_kernel(long long const*, int, int)", "gpu_check_labels_kernel"),
+                ("gpu_check_ids_kernel", "gpu_check_ids_kernel"),
+                ("void at::native::(anonymous namespace)::indexSelectLargeIndex<float, long>(float*)",
+                 "indexSelectLargeIndex")):
+            self.assertEqual(short_kernel_name(name), short)
+
+    @unittest.skipIf(shutil.which("nm") is None, "no nm here")
+    def test_dynamic_symbols_are_what_nm_lists(self):
+        for path in (SHIM, os.path.join(SIM_DIR, "libcuda.so.1")):
+            with self.subTest(path=path):
+                listed = {}
+                for which in ("--defined-only", "--undefined-only"):
+                    out = subprocess.run(["nm", "-D", which, path], capture_output=True, text=True, check=True).stdout
+                    listed[which] = {line.split()[-1].split("@")[0] for line in out.splitlines()}
+                self.assertEqual(elf_symbols.dynamic_symbols(path),
+                                 (listed["--defined-only"], listed["--undefined-only"]))
+
+    def test_the_libc_probe_compares_the_drivers_imports_with_the_shims_definitions(self):
+        # The simulator's driver stands in for NVIDIA's: it prints its assertion lines with fprintf and write.
+        lines = probes.libc_probe(os.path.join(SIM_DIR, "libcuda.so.1"), SHIM, [])
+        self.assertTrue(lines[1].startswith("output functions it imports: fprintf, write"), lines[1])
+        defined = set(lines[2][len("the shim defines: "):].split(", "))
+        self.assertLessEqual({"fprintf", "write", "writev", "fwrite", "fputs", "vfprintf"}, defined)
+        self.assertEqual(lines[3], "imported but not interposed: none")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    SHIM, SIM_DIR = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    unittest.main(argv=[sys.argv[0]] + sys.argv[3:], verbosity=2)

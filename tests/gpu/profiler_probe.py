@@ -1,0 +1,69 @@
+"""gpu-check probe 5: the nll_loss case while torch.profiler runs (the profiler uses CUPTI too).
+
+usage: profiler_probe.py early|late
+  early  the profiler starts before the process first touches CUDA (it may take CUPTI before the shim does)
+  late   CUDA is in use before the profiler starts (the shim activated first)
+
+A first profiler session around healthy work says whether the profiler still records kernels ("gpu-check: profiler
+kernels: N"); a second one is running when the assert fires, and is stopped afterwards ("gpu-check: profiler stop
+after the assert: ..."). Ends as every case does (gpucase.py).
+"""
+import json
+import os
+import sys
+import tempfile
+
+import gpucase
+
+torch = gpucase.require_cuda()
+F = torch.nn.functional
+from torch.profiler import ProfilerActivity, profile  # noqa: E402
+
+ACTIVITIES = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
+CLASSES = 5
+
+
+def kernel_events(session):
+    """Kernels the profiler recorded, counted in its Chrome trace (the one export every version has)."""
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "trace.json")
+        session.export_chrome_trace(path)
+        with open(path) as f:
+            trace = json.load(f)
+    events = trace.get("traceEvents", []) if isinstance(trace, dict) else trace
+    return sum(1 for e in events if isinstance(e, dict) and e.get("cat") == "kernel")
+
+
+when = sys.argv[1] if len(sys.argv) > 1 else "late"
+if when not in ("early", "late"):
+    sys.exit(f"profiler_probe.py: early or late, not {when!r}")
+first = profile(activities=ACTIVITIES)
+if when == "early":
+    first.start()
+logits = torch.randn(8, CLASSES, device="cuda")
+labels = torch.arange(8, device="cuda") % CLASSES
+if when == "late":
+    torch.cuda.synchronize()
+    first.start()
+F.cross_entropy(logits, labels)
+torch.cuda.synchronize()
+first.stop()
+print(f"gpu-check: profiler kernels: {kernel_events(first)}", flush=True)
+
+second = profile(activities=ACTIVITIES)
+second.start()
+labels[3] = CLASSES
+
+
+def stop_second():
+    try:
+        second.stop()
+        print("gpu-check: profiler stop after the assert: ok", flush=True)
+    except Exception as error:  # what the profiler does with a dead context is part of the answer
+        print(f"gpu-check: profiler stop after the assert: {type(error).__name__}: {error}".splitlines()[0], flush=True)
+
+
+try:
+    gpucase.run_failing(lambda: F.cross_entropy(logits, labels), torch.cuda.synchronize)  # FAILING_OP
+finally:
+    stop_second()
