@@ -87,6 +87,7 @@ std::atomic<bool> said_capture_skip{false};
 // the CUDA libraries in use are loaded.
 MachineryRanges machinery;
 std::once_flag machinery_once;
+std::atomic<bool> machinery_known{false};  // checked first: std::call_once costs a TLS lookup even once done
 
 // Host stacks of the launching thread, into the caller's buffers (the program's frames only).
 struct Stacks {
@@ -96,7 +97,10 @@ struct Stacks {
 
 void capture_stacks(LaunchEvent& launch, Stacks& stacks) {
   if (recording.stack_depth > 0) {
-    std::call_once(machinery_once, [] { machinery.collect(reinterpret_cast<const void*>(&capture_stacks)); });
+    if (!machinery_known.load(std::memory_order_acquire)) {
+      std::call_once(machinery_once, [] { machinery.collect(reinterpret_cast<const void*>(&capture_stacks)); });
+      machinery_known.store(true, std::memory_order_release);
+    }
     size_t n = capture_native_stack(stacks.native, recording.stack_depth + 32);
     size_t skip = machinery.leading(stacks.native, n);
     launch.native_stack = stacks.native + skip;
