@@ -54,7 +54,9 @@ TEST(Reliability, ThirtyTwoThreadsOfAHundredThousandLaunches) {
   RecordProperty("rss_growth_kb_bare", std::to_string(bare_growth));
   RecordProperty("rss_growth_kb_shim", std::to_string(shim_growth));
   std::printf("rss growth over 3.2M launches: %ld KiB without the shim, %ld KiB with it\n", bare_growth, shim_growth);
-  EXPECT_LT(shim_growth - bare_growth, 64 * 1024) << "bounded: the ring (4096 x 1.4 KiB) and tables, not per launch";
+  // The job drains its streams every 1000 launches, so both figures are what stays: the shim's is its fixed ring
+  // (4096 x 1.4 KiB), tables and libraries, whatever the number of launches.
+  EXPECT_LT(shim_growth - bare_growth, 24 * 1024) << "bounded: the ring and tables, not per launch";
 }
 
 TEST(Reliability, ForkedWorkerNeverWritesTheParentsReport) {

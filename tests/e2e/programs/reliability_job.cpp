@@ -78,7 +78,11 @@ int load(int threads, int per_thread) {
     workers.emplace_back([&, t] {
       cudaStream_t stream;
       cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-      for (int i = 0; i < per_thread; ++i) launched += busy(stream, 0) == cudaSuccess;
+      for (int i = 0; i < per_thread; ++i) {
+        launched += busy(stream, 0) == cudaSuccess;
+        // Drained now and then, so that the memory measured is what stays, not the simulator's queue of the moment.
+        if (i % 1000 == 999) cudaStreamSynchronize(stream);
+      }
       if (t % 2 == 0) cudaStreamSynchronize(stream);
     });
   }
