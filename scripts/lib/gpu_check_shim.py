@@ -13,6 +13,7 @@ import sys
 from gpu_check_table import REPO_ROOT
 
 PACK_DIR = os.path.join(REPO_ROOT, "build", "gpu-check-pack")
+RECORDER = "libfirstassert_recorder.so"  # the half the preloaded shim loads at cuInit (src/preload/recorder_abi.h)
 BUILD_HELPER = os.path.join(REPO_ROOT, "scripts", "lib", "gpu_check_build_shim.sh")
 # Libraries every glibc system with a C++ runtime has; anything else the shim needs goes into the pack.
 SYSTEM_LIBRARIES = ("libc.so", "libm.so", "libdl.so", "libpthread.so", "librt.so", "ld-linux", "libstdc++.so",
@@ -48,13 +49,18 @@ def shim_paths():
     return os.path.join(build_dir, "src", "preload", "libfirstassert.so"), os.path.join(PACK_DIR, "libfirstassert.so")
 
 
+def recorder_of(shim):
+    """The shim's other half, which the preloaded libfirstassert.so loads from its own directory at cuInit."""
+    return os.path.join(os.path.dirname(shim), RECORDER)
+
+
 def load_error(shim, lib_path=""):
-    """Why the shim cannot be loaded in a fresh process (the dynamic loader's words), or ""."""
+    """Why the shim or its recorder cannot be loaded in a fresh process (the dynamic loader's words), or ""."""
     env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "CUDA_INJECTION64_PATH")}
     if lib_path:
         env["LD_LIBRARY_PATH"] = lib_path + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
-    done = subprocess.run([sys.executable, "-c", "import ctypes, sys; ctypes.CDLL(sys.argv[1])", shim], env=env,
-                          capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", "import ctypes, sys; [ctypes.CDLL(p) for p in sys.argv[1:]]", shim,
+                           recorder_of(shim)], env=env, capture_output=True, text=True)
     if done.returncode == 0:
         return ""
     said = [line for line in done.stderr.splitlines() if line.strip()]
@@ -88,11 +94,14 @@ def needed_libraries(shim):
 
 
 def pack(shim, directory):
-    """Copies the shim and the libraries it needs into directory; returns the file names."""
+    """Copies the shim, its recorder and the libraries they need into directory; returns the file names."""
     os.makedirs(directory, exist_ok=True)
-    names = ["libfirstassert.so"]
+    names = ["libfirstassert.so", RECORDER]
     shutil.copy2(shim, os.path.join(directory, "libfirstassert.so"))
-    for name, path in needed_libraries(shim):
+    shutil.copy2(recorder_of(shim), os.path.join(directory, RECORDER))
+    for name, path in needed_libraries(shim) + needed_libraries(recorder_of(shim)):
+        if name in names:
+            continue
         shutil.copy2(path, os.path.join(directory, name))  # under its soname: what the loader looks for
         names.append(name)
     return names

@@ -1,57 +1,23 @@
-// The shim's doors, and nothing else: the load-time constructor, the driver's InitializeInjection, and the public
-// C API. Each is extern "C", catches everything, and hands over to activation.cpp.
+// The recorder library's doors (recorder_abi.h): what the preloaded stub forwards to once it has loaded the recorder. Each is
+// extern "C", catches everything, and hands over to activation.cpp.
 #include <dlfcn.h>
 
 #include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "activation.h"
 #include "core/log.h"
-#include "firstassert/firstassert.h"
+#include "recorder_abi.h"
+#include "device_message_tap.h"
+#include "interpose.h"
 
-#define FIRSTASSERT_EXPORT extern "C" __attribute__((visibility("default")))
+#define FIRSTASSERT_RECORDER_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace {
 
 constexpr const char* kChainedVariable = "FIRSTASSERT_CHAINED_INJECTION";
 
-std::string own_path() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&own_path), &info) == 0 || info.dli_fname == nullptr) return {};
-  return info.dli_fname;
-}
-
-bool same_file(const char* a, const char* b) {
-  char ra[4096], rb[4096];
-  if (realpath(a, ra) == nullptr || realpath(b, rb) == nullptr) return std::strcmp(a, b) == 0;
-  return std::strcmp(ra, rb) == 0;
-}
-
-bool preloaded(const std::string& self) {
-  const char* preload = std::getenv("LD_PRELOAD");
-  if (preload == nullptr) return false;
-  std::string list(preload);
-  std::string name = self.substr(self.rfind('/') + 1);
-  return list.find(name) != std::string::npos;
-}
-
-// Preloaded, we do no CUDA work at load time: we only ask the driver to initialize us at cuInit, through
-// CUDA_INJECTION64_PATH, so that a process that never uses CUDA never loads CUPTI. A tool the user already named
-// there is kept and initialized first (see InitializeInjection). Loaded by dlopen, we leave the environment alone:
-// the process may have threads reading it.
-__attribute__((constructor)) void on_load() {
-  std::string self = own_path();
-  if (self.empty() || !preloaded(self)) return;
-  const char* current = std::getenv("CUDA_INJECTION64_PATH");
-  if (current != nullptr && *current != '\0' && !same_file(current, self.c_str())) {
-    setenv(kChainedVariable, current, 1);
-  }
-  if (current == nullptr || *current == '\0' || !same_file(current, self.c_str())) {
-    setenv("CUDA_INJECTION64_PATH", self.c_str(), 1);
-  }
-}
-
+// The tool CUDA_INJECTION64_PATH named before the stub took its place, initialized first.
 void initialize_chained_tool() {
   const char* other = std::getenv(kChainedVariable);
   if (other == nullptr || *other == '\0') return;
@@ -68,21 +34,28 @@ void initialize_chained_tool() {
 
 }  // namespace
 
-// Called by the CUDA driver inside cuInit when CUDA_INJECTION64_PATH names this library.
-FIRSTASSERT_EXPORT int InitializeInjection(void) {
+FIRSTASSERT_RECORDER_EXPORT int firstassert_recorder_attach(const FirstassertStub* stub) {
+  if (stub == nullptr || stub->abi != kFirstassertAbi) {
+    firstassert::say("libfirstassert.so and %s come from different builds; recording is off", kRecorderLibrary);
+    return 0;
+  }
+  firstassert::interpose::attach(*stub);
+  return 1;
+}
+
+FIRSTASSERT_RECORDER_EXPORT int firstassert_recorder_initialize_injection(void) {
   try {
     initialize_chained_tool();
   } catch (...) {
   }
-  firstassert::activate(firstassert::ActivatedBy::injection);
-  return 1;
+  return firstassert::activate(firstassert::ActivatedBy::injection) ? 1 : 0;
 }
 
-FIRSTASSERT_EXPORT int firstassert_enable(void) {
+FIRSTASSERT_RECORDER_EXPORT int firstassert_recorder_enable(void) {
   return firstassert::activate(firstassert::ActivatedBy::enable_call) ? 1 : 0;
 }
 
-FIRSTASSERT_EXPORT const char* firstassert_report_path(void) {
+FIRSTASSERT_RECORDER_EXPORT const char* firstassert_recorder_report_path(void) {
   // A copy that stays valid: the path never changes once claimed.
   static thread_local std::string path;
   try {
@@ -91,4 +64,8 @@ FIRSTASSERT_EXPORT const char* firstassert_report_path(void) {
     return nullptr;
   }
   return path.empty() ? nullptr : path.c_str();
+}
+
+FIRSTASSERT_RECORDER_EXPORT void firstassert_recorder_stderr(const char* bytes, size_t size) {
+  firstassert::feed_device_messages(bytes, size);
 }

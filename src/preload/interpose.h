@@ -1,13 +1,17 @@
-// The interposition fallback: the CUDA entry points of interpose_hooks.h defined in the preloaded shim, so that the
-// program's calls (direct, through dlsym as Triton does, through cuGetProcAddress as the runtime does) reach
-// firstassert when CUPTI cannot be used. Until start() they pass straight through.
+// The interposition fallback's recording half: the CUDA entry points of interpose_hooks.h are defined in the
+// preloaded stub (stub_hooks.cpp), so that the program's calls (direct, through dlsym as Triton does, through
+// cuGetProcAddress as the runtime does) reach firstassert when CUPTI cannot be used; the stub hands them to the
+// recorder's implementations here. Until start() they pass straight through.
 #pragma once
 
+#include "recorder_abi.h"
 #include "source/observer.h"
 
 namespace firstassert::interpose {
 
-// Whether the hooks can see the program's calls: only when the shim was preloaded.
+// What the stub that loaded the recorder offers: whether it was preloaded, and how its hooks find the real functions.
+void attach(const FirstassertStub& stub);
+// Whether the hooks can see the program's calls: only when the stub was preloaded.
 bool available();
 // From now on the hooks feed the shared observer.
 void start(const source::Recording& recording);

@@ -4,9 +4,10 @@
 // the driver may use (write, writev, fwrite, fputs, fprintf, vfprintf and their _chk twins); each calls the real one
 // first, with the caller's own arguments, so the bytes, their order, the file descriptor and isatty() are exactly
 // as without firstassert, and nothing is held back if the process dies right after. Only then, for stderr, the
-// same bytes are handed to the device-message parser, which never blocks or allocates. A tee of fd 2 through a pipe
-// was rejected: it changes isatty(2), and bytes in flight are lost when the process is killed.
-// Loaded by dlopen (firstassert_enable) these definitions do not interpose, and device messages are not read.
+// same bytes are handed to the recorder (firstassert_recorder_stderr), whose device-message parser never blocks or
+// allocates. A tee of fd 2 through a pipe was rejected: it changes isatty(2), and bytes in flight are lost when the
+// process is killed. Loaded by dlopen (firstassert_enable) these definitions do not interpose, and device messages
+// are not read. Part of the preloaded stub: links nothing but libc.
 #include "stderr_tap.h"
 
 #include <dlfcn.h>
@@ -20,12 +21,14 @@
 #include <atomic>
 #include <cerrno>
 
-#include "core/device_messages.h"
+#include "core/fast_tls.h"
+#include "recorder_abi.h"
 
 namespace {
 
-std::atomic<bool> tap_on{false};
-thread_local bool inside_tap = false;  // our own parsing never writes, but stay safe against re-entry
+using FeedFn = void (*)(const char*, size_t);
+std::atomic<FeedFn> recorder_feed{nullptr};
+FIRSTASSERT_FAST_TLS thread_local bool inside_tap = false;  // the recorder's parsing never writes, but stay safe against re-entry
 
 using WriteFn = ssize_t (*)(int, const void*, size_t);
 using WritevFn = ssize_t (*)(int, const struct iovec*, int);
@@ -66,13 +69,15 @@ __attribute__((constructor)) void resolve_libc_outputs() {
   resolved(real_vfprintf_chk, "__vfprintf_chk");
 }
 
-bool tapping(int fd) { return fd == STDERR_FILENO && tap_on.load(std::memory_order_relaxed) && !inside_tap; }
-bool tapping(FILE* stream) { return stream == stderr && tap_on.load(std::memory_order_relaxed) && !inside_tap; }
+bool tapping(int fd) { return fd == STDERR_FILENO && recorder_feed.load(std::memory_order_relaxed) != nullptr && !inside_tap; }
+bool tapping(FILE* stream) { return stream == stderr && recorder_feed.load(std::memory_order_relaxed) != nullptr && !inside_tap; }
 
 void feed(const void* data, size_t size) {
+  FeedFn fn = recorder_feed.load(std::memory_order_acquire);
+  if (fn == nullptr) return;
   int saved = errno;
   inside_tap = true;
-  firstassert::device_message_log().feed(static_cast<const char*>(data), size);
+  fn(static_cast<const char*>(data), size);
   inside_tap = false;
   errno = saved;
 }
@@ -85,9 +90,9 @@ void feed_formatted(const char* format, va_list args) {
 
 }  // namespace
 
-namespace firstassert {
-void start_stderr_tap() { tap_on.store(true, std::memory_order_release); }
-}  // namespace firstassert
+namespace firstassert::stub {
+void attach_stderr_tap(void (*recorder)(const char*, size_t)) { recorder_feed.store(recorder, std::memory_order_release); }
+}  // namespace firstassert::stub
 
 #define FIRSTASSERT_INTERPOSE extern "C" __attribute__((visibility("default")))
 

@@ -1,8 +1,10 @@
 #pragma once
 
-namespace firstassert {
+#include <stddef.h>
 
-// From now on, what the process writes to stderr is also read for the driver's device assertion lines.
-void start_stderr_tap();
+namespace firstassert::stub {
 
-}  // namespace firstassert
+// From now on, what the process writes to stderr is also handed to the recorder (firstassert_recorder_stderr).
+void attach_stderr_tap(void (*recorder)(const char* bytes, size_t size));
+
+}  // namespace firstassert::stub

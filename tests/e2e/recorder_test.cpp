@@ -145,14 +145,44 @@ TEST(Recorder, HealthyJobLeavesNoTraceAndSameOutput) {
   EXPECT_TRUE(traced.reports.empty());
 }
 
-TEST(Recorder, ProgramWithoutCudaMapsNoCupti) {
+// An idle process pays only for the small preloaded stub: no recorder, no C++ runtime, no CUPTI.
+TEST(Recorder, ProgramWithoutCudaMapsNoCuptiNorTheRecorder) {
   e2e::TempDir dir;
   Outcome o = run_in(dir, {"cat", "/proc/self/maps"}, {{"LD_PRELOAD", kShim}});
   ASSERT_EQ(o.run.exit_code, 0);
   EXPECT_NE(o.run.out.find("libfirstassert.so"), std::string::npos) << "the shim was preloaded";
+  EXPECT_EQ(o.run.out.find("libfirstassert_recorder.so"), std::string::npos) << o.run.out;
   EXPECT_EQ(o.run.out.find("cupti"), std::string::npos) << o.run.out;
   EXPECT_EQ(o.run.out.find("libcuda"), std::string::npos) << o.run.out;
   EXPECT_EQ(o.run.err, "");
+  // What the stub itself needs (a sanitizer's runtime may bring the C++ runtime into a sanitized build's process).
+  e2e::Run needed = e2e::run({"readelf", "--dynamic", "--wide", kShim}, {}, dir.path());
+  ASSERT_EQ(needed.exit_code, 0) << needed.err;
+  EXPECT_NE(needed.out.find("Shared library: [libc.so.6]"), std::string::npos) << needed.out;
+  for (const char* cxx : {"libstdc++", "libunwind", "libboost", "libgcc_s"})
+    EXPECT_EQ(needed.out.find(std::string("Shared library: [") + cxx), std::string::npos) << needed.out;
+}
+
+// The preloaded stub without its recorder beside it (a copy made by hand): one line when CUDA starts, recording
+// off, and the program runs and fails exactly as without firstassert.
+TEST(Recorder, MissingRecorderLibraryTurnsRecordingOffWithOneLine) {
+  e2e::TempDir bare_dir, dir, lonely;
+  std::string stub = lonely.path() + "/libfirstassert.so";
+  ASSERT_EQ(e2e::run({"cp", kShim, stub}, {}, lonely.path()).exit_code, 0);
+  Outcome bare = run_in(bare_dir, {RUNTIME_JOB}, {});
+  Outcome o = run_in(dir, {RUNTIME_JOB}, {{"LD_PRELOAD", stub}});
+  EXPECT_EQ(o.run.exit_code, bare.run.exit_code);
+  EXPECT_EQ(o.run.out, bare.run.out);
+  EXPECT_TRUE(o.reports.empty());
+  EXPECT_EQ(e2e::without_firstassert_lines(o.run.err), bare.run.err);
+  EXPECT_NE(o.run.err.find("firstassert: cannot load " + lonely.path() + "/libfirstassert_recorder.so ("),
+            std::string::npos)
+      << o.run.err;
+  EXPECT_NE(o.run.err.find("; recording is off\n"), std::string::npos) << o.run.err;
+  size_t lines = 0;
+  for (size_t at = o.run.err.find("firstassert: "); at != std::string::npos; at = o.run.err.find("firstassert: ", at + 1))
+    lines += at == 0 || o.run.err[at - 1] == '\n';
+  EXPECT_EQ(lines, 1u) << o.run.err;
 }
 
 // A profiler holds the only CUPTI subscriber slot: firstassert records through interposition instead, and the

@@ -95,6 +95,7 @@ class CommandLine(unittest.TestCase):
             self.assertEqual(done.returncode, 0, done.stderr)
             files = set(os.listdir(pack))
             self.assertIn("libfirstassert.so", files)
+            self.assertIn("libfirstassert_recorder.so", files)
             self.assertIn("libunwind.so.8", files)
             self.assertTrue(any(name.startswith("libboost_stacktrace") for name in files), files)
             self.assertFalse(any(name.startswith(("libc.so", "libstdc++")) for name in files), files)

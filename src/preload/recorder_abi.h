@@ -1,0 +1,41 @@
+// The seam between the shim's two halves.
+//
+// libfirstassert.so, the library users preload, is small and links nothing but libc: every process under
+// LD_PRELOAD pays for loading it, and most (shells, compilers, the data loader's helpers) never touch CUDA. It holds
+// only what must sit in the preloaded object: the constructor that points CUDA_INJECTION64_PATH at it, the CUDA
+// entry points and dlsym of the interposition fallback, and the libc writers the device messages are read from.
+// The recorder itself (C++, libstdc++, libunwind, Boost.Stacktrace, CUPTI) is libfirstassert_recorder.so, loaded from
+// the same directory when CUDA initializes (InitializeInjection) or firstassert_enable() is called. Until then the
+// hooks only pass calls through.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+extern "C" {
+
+// What the preloaded half tells the recorder when it loads it.
+struct FirstassertStub {
+  uint32_t abi;    // kFirstassertAbi of the stub that loaded the recorder
+  int preloaded;   // the stub was preloaded: its definitions interpose and the hooks see the program's calls
+  // The real definition of a CUDA entry point, as the stub's hooks call it (RTLD_NEXT from the preloaded object,
+  // else any loaded object, even one loaded RTLD_LOCAL); nullptr when no loaded library has it.
+  void* (*real)(const char* name);
+};
+
+// The recorder's entry points, found by the stub with dlsym. Each catches everything.
+int firstassert_recorder_attach(const FirstassertStub* stub);  // once, right after the recorder is loaded; 0: unusable
+int firstassert_recorder_initialize_injection(void);           // the driver's InitializeInjection, forwarded
+int firstassert_recorder_enable(void);                         // firstassert_enable(), forwarded
+const char* firstassert_recorder_report_path(void);            // firstassert_report_path(), forwarded
+void firstassert_recorder_stderr(const char* bytes, size_t size);  // what the process wrote to stderr
+
+}  // extern "C"
+
+// Raised when the structure above changes: a stub never drives a recorder built for another.
+inline constexpr uint32_t kFirstassertAbi = 1;
+inline constexpr const char* kRecorderLibrary = "libfirstassert_recorder.so";
+
+// The recorder's implementation of the hook for a CUDA entry point `name`: firstassert_recorder_hook_<name>, with the
+// entry point's own signature (interpose_hooks.h).
+#define FIRSTASSERT_RECORDER_HOOK_NAME(name) firstassert_recorder_hook_##name

@@ -1,0 +1,262 @@
+// The interposition hooks' preloaded half, generated from interpose_hooks.h: each CUDA entry point the fallback
+// wraps is defined here, resolves the real one once (RTLD_NEXT, else any loaded object) and never calls a missing
+// one. Until the recorder is loaded (recorder_abi.h) a hook only passes the call through; then it hands the call to the
+// recorder's implementation, which records it while interposition is on. cuGetProcAddress and dlsym are covered here
+// too, so that a pointer the program fetches leads to the same hooks. Links nothing but libc.
+#include "stub_hooks.h"
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <string.h>
+
+#include <atomic>
+
+#include "core/log.h"
+#include "recorder_abi.h"
+#include "interpose_hooks.h"
+
+// cuda.h maps the base name onto _v2; here both are defined, each under its own name.
+#undef cuGetProcAddress
+
+#define FIRSTASSERT_INTERPOSE extern "C" __attribute__((visibility("default")))
+
+extern "C" {
+// dlsym's real entry point, and the two C++ halves of the dlsym hook (the assembly below decides which runs).
+__attribute__((visibility("hidden"))) void* firstassert_real_dlsym = nullptr;
+__attribute__((visibility("hidden"))) void* firstassert_dlsym_wrapped(void* handle, const char* name);
+}
+
+namespace firstassert::stub {
+namespace {
+
+using DlsymFn = void* (*)(void*, const char*);
+
+DlsymFn real_dlsym() {
+  if (firstassert_real_dlsym == nullptr) {
+    // dlvsym is not hooked: it finds the real dlsym whatever the versions of glibc.
+    void* fn = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+    if (fn == nullptr) fn = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+    __atomic_store_n(&firstassert_real_dlsym, fn, __ATOMIC_RELEASE);
+  }
+  return reinterpret_cast<DlsymFn>(firstassert_real_dlsym);
+}
+
+__attribute__((constructor)) void resolve_dlsym_at_load() { (void)real_dlsym(); }
+
+// The definition of name in a loaded object other than this one, even one loaded RTLD_LOCAL (a Python extension's
+// libcudart), which RTLD_NEXT does not see.
+void* find_elsewhere(const char* name) {
+  struct Search {
+    const char* name;
+    const char* own_file;
+    void* found;
+  } search{name, nullptr, nullptr};
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&find_elsewhere), &self) != 0) search.own_file = self.dli_fname;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        auto* s = static_cast<Search*>(data);
+        if (s->found != nullptr || info->dlpi_name == nullptr || info->dlpi_name[0] == '\0') return 0;
+        if (s->own_file != nullptr && strcmp(s->own_file, info->dlpi_name) == 0) return 0;
+        void* handle = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+        if (handle == nullptr) return 0;
+        s->found = real_dlsym()(handle, s->name);
+        dlclose(handle);
+        return 0;
+      },
+      &search);
+  return search.found;
+}
+
+// The real entry point a hook stands for: the next definition after this object, else one in any loaded object.
+void* resolve(std::atomic<void*>& slot, const char* name, const void* own) {
+  void* fn = slot.load(std::memory_order_acquire);
+  if (fn != nullptr) return fn;
+  DlsymFn real = real_dlsym();
+  if (real == nullptr) return nullptr;
+  fn = real(RTLD_NEXT, name);
+  if (fn == nullptr || fn == own) fn = find_elsewhere(name);
+  if (fn == own) fn = nullptr;
+  if (fn != nullptr) slot.store(fn, std::memory_order_release);
+  return fn;
+}
+
+template <typename Ret>
+Ret missing(const char* name) {
+  static std::atomic<bool> said{false};
+  if (!said.exchange(true)) say("%s is not in the CUDA library this process loaded; the call fails", name);
+  return static_cast<Ret>(801);  // cudaErrorNotSupported / CUDA_ERROR_NOT_SUPPORTED
+}
+
+}  // namespace
+}  // namespace firstassert::stub
+
+namespace fas = firstassert::stub;
+
+// Each hook is a hidden function (so that its own address is always its own, whatever else is preloaded) and an
+// exported alias under the CUDA name; recorder_<name> is the recorder's implementation, once the recorder is loaded.
+#define FIRSTASSERT_STUB_HOOK(DOMAIN, cbid, Params, Ret, name, base, per_thread, decl, args)                    \
+  namespace firstassert::stub {                                                                               \
+  namespace {                                                                                                 \
+  std::atomic<void*> real_##name{nullptr};                                                                    \
+  std::atomic<void*> recorder_##name{nullptr};                                                                    \
+  }                                                                                                           \
+  }                                                                                                           \
+  extern "C" __attribute__((visibility("hidden"))) Ret firstassert_hook_##name decl {                         \
+    using Fn = Ret(*) decl;                                                                                   \
+    auto fn = reinterpret_cast<Fn>(                                                                           \
+        fas::resolve(fas::real_##name, #name, reinterpret_cast<const void*>(&firstassert_hook_##name)));      \
+    if (fn == nullptr) return fas::missing<Ret>(#name);                                                       \
+    if (auto recorder = reinterpret_cast<Fn>(fas::recorder_##name.load(std::memory_order_acquire))) return recorder args; \
+    return fn args;                                                                                           \
+  }                                                                                                           \
+  FIRSTASSERT_INTERPOSE Ret name decl __attribute__((alias("firstassert_hook_" #name)));
+
+FIRSTASSERT_INTERPOSED_RUNTIME(FIRSTASSERT_STUB_HOOK)
+FIRSTASSERT_INTERPOSED_DRIVER(FIRSTASSERT_STUB_HOOK)
+
+namespace firstassert::stub {
+namespace {
+
+struct Hook {
+  const char* name;  // the exported symbol
+  std::atomic<void*>* real;
+  void* self;  // the hook's own (hidden) address
+  std::atomic<void*>* recorder;
+};
+
+#define FIRSTASSERT_STUB_HOOK_ENTRY(DOMAIN, cbid, Params, Ret, name, base, per_thread, decl, args) \
+  {#name, &real_##name, reinterpret_cast<void*>(&firstassert_hook_##name), &recorder_##name},
+
+Hook hooks[] = {FIRSTASSERT_INTERPOSED_RUNTIME(FIRSTASSERT_STUB_HOOK_ENTRY)
+                    FIRSTASSERT_INTERPOSED_DRIVER(FIRSTASSERT_STUB_HOOK_ENTRY)};
+
+std::atomic<void*> real_cuGetProcAddress_v2{nullptr};
+
+// The hook that stands for fn: fn must be the very entry point the hook was written for (the one the shim would
+// call), or the hook itself. Anything else (another tool's wrapper, a mock, a per-thread or newer variant without a
+// hook of its own, a second copy of a library) is not ours to wrap.
+void* hook_for(void* fn) {
+  if (fn == nullptr) return nullptr;
+  for (Hook& hook : hooks) {
+    if (fn == hook.self) return fn;
+    if (fn == resolve(*hook.real, hook.name, hook.self)) return hook.self;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void* real_entry_point(const char* name) {
+  if (name == nullptr) return nullptr;
+  for (Hook& hook : hooks) {
+    if (strcmp(hook.name, name) == 0) return resolve(*hook.real, hook.name, hook.self);
+  }
+  std::atomic<void*> unkept{nullptr};  // not one of the hooks: the caller keeps what it needs
+  return resolve(unkept, name, nullptr);
+}
+
+bool attach_recorder_hooks(void* recorder) {
+  for (Hook& hook : hooks) {
+    char symbol[128] = "firstassert_recorder_hook_";
+    strncat(symbol, hook.name, sizeof symbol - strlen(symbol) - 1);
+    void* implementation = real_dlsym() != nullptr ? real_dlsym()(recorder, symbol) : nullptr;
+    if (implementation == nullptr) {
+      say("the recorder library has no %s; interposition stays off", symbol);
+      for (Hook& h : hooks) h.recorder->store(nullptr, std::memory_order_release);
+      return false;
+    }
+    hook.recorder->store(implementation, std::memory_order_release);
+  }
+  return true;
+}
+
+}  // namespace firstassert::stub
+
+extern "C" __attribute__((visibility("hidden"))) CUresult CUDAAPI firstassert_get_proc_address_v2(
+    const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult* status);
+
+namespace firstassert::stub {
+namespace {
+void* own_get_proc_address_v2() { return reinterpret_cast<void*>(&firstassert_get_proc_address_v2); }
+void* real_get_proc_address_v2() {
+  return resolve(real_cuGetProcAddress_v2, "cuGetProcAddress_v2", own_get_proc_address_v2());
+}
+}  // namespace
+}  // namespace firstassert::stub
+
+// What cudart (>= 11.3) fetches every driver entry point through: the answer is replaced by the hook standing
+// for it, when there is one (see hook_for), and asked for itself, it gives this hook.
+CUresult CUDAAPI firstassert_get_proc_address_v2(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
+                                                 CUdriverProcAddressQueryResult* status) {
+  using Fn = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
+  auto real = reinterpret_cast<Fn>(fas::real_get_proc_address_v2());
+  if (real == nullptr) return fas::missing<CUresult>("cuGetProcAddress_v2");
+  CUresult r = real(symbol, pfn, cudaVersion, flags, status);
+  if (r != CUDA_SUCCESS || pfn == nullptr || *pfn == nullptr) return r;
+  if (*pfn == reinterpret_cast<void*>(real) || *pfn == fas::own_get_proc_address_v2()) {
+    *pfn = fas::own_get_proc_address_v2();
+  } else if (void* hook = fas::hook_for(*pfn)) {
+    *pfn = hook;
+  }
+  return r;
+}
+FIRSTASSERT_INTERPOSE CUresult CUDAAPI cuGetProcAddress_v2(const char*, void**, int, cuuint64_t,
+                                                            CUdriverProcAddressQueryResult*)
+    __attribute__((alias("firstassert_get_proc_address_v2")));
+
+// dlsym of a CUDA name in a given library (the assembly below sends only those here: never RTLD_NEXT or
+// RTLD_DEFAULT, which depend on the caller's scope).
+void* firstassert_dlsym_wrapped(void* handle, const char* name) {
+  void* found = fas::real_dlsym()(handle, name);
+  if (found == nullptr) return nullptr;
+  if (found == fas::real_get_proc_address_v2() || found == fas::own_get_proc_address_v2())
+    return fas::own_get_proc_address_v2();
+  void* hook = fas::hook_for(found);
+  return hook != nullptr ? hook : found;
+}
+
+// Called by the assembly when the real dlsym is not known yet (a constructor running before the shim's).
+extern "C" __attribute__((visibility("hidden"))) void firstassert_resolve_dlsym() { (void)fas::real_dlsym(); }
+
+// dlsym itself, in assembly so that every call it does not wrap is a plain jump to the real dlsym: glibc then sees
+// the caller's own return address, which RTLD_NEXT (and RTLD_DEFAULT's local scope) are resolved against.
+asm(R"(
+  .text
+  .globl dlsym
+  .type dlsym, @function
+dlsym:
+  movq firstassert_real_dlsym(%rip), %rax
+  testq %rax, %rax
+  jz 3f
+1:
+  cmpq $-1, %rdi
+  je 2f
+  testq %rdi, %rdi
+  jz 2f
+  testq %rsi, %rsi
+  jz 2f
+  cmpb $0x63, (%rsi)
+  jne 2f
+  cmpb $0x75, 1(%rsi)
+  jne 2f
+  jmp firstassert_dlsym_wrapped
+2:
+  jmp *%rax
+3:
+  pushq %rdi
+  pushq %rsi
+  subq $8, %rsp
+  call firstassert_resolve_dlsym
+  addq $8, %rsp
+  popq %rsi
+  popq %rdi
+  movq firstassert_real_dlsym(%rip), %rax
+  testq %rax, %rax
+  jnz 1b
+  xorl %eax, %eax
+  ret
+  .size dlsym, .-dlsym
+)");

@@ -1,0 +1,127 @@
+// The preloaded stub's doors (recorder_abi.h explains the split): the load-time constructor, the driver's
+// InitializeInjection, and the public C API. Each loads the recorder library once, when recording is first asked for,
+// and forwards to it; a recorder that cannot be loaded turns recording off with one line. Links nothing but libc.
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "recorder_abi.h"
+#include "firstassert/firstassert.h"
+#include "stderr_tap.h"
+#include "stub_hooks.h"
+
+#define FIRSTASSERT_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace firstassert::stub {
+namespace {
+
+constexpr const char* kChainedVariable = "FIRSTASSERT_CHAINED_INJECTION";
+
+// This library's path as the loader opened it, or nullptr.
+const char* own_path() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&own_path), &info) == 0 || info.dli_fname == nullptr) return nullptr;
+  return info.dli_fname;
+}
+
+bool same_file(const char* a, const char* b) {
+  char ra[PATH_MAX], rb[PATH_MAX];
+  if (realpath(a, ra) == nullptr || realpath(b, rb) == nullptr) return strcmp(a, b) == 0;
+  return strcmp(ra, rb) == 0;
+}
+
+// Whether LD_PRELOAD names this library (by its file name: the loader may have found it through a search path).
+bool preloaded(const char* self) {
+  const char* preload = getenv("LD_PRELOAD");
+  if (preload == nullptr || self == nullptr) return false;
+  const char* slash = strrchr(self, '/');
+  return strstr(preload, slash != nullptr ? slash + 1 : self) != nullptr;
+}
+
+// Preloaded, we do no CUDA work at load time: we only ask the driver to initialize us at cuInit, through
+// CUDA_INJECTION64_PATH, so that a process that never uses CUDA never loads the recorder or CUPTI. A tool the user
+// already named there is kept and initialized first (by the recorder). Loaded by dlopen, we leave the environment alone:
+// the process may have threads reading it.
+__attribute__((constructor)) void on_load() {
+  const char* self = own_path();
+  if (self == nullptr || !preloaded(self)) return;
+  const char* current = getenv("CUDA_INJECTION64_PATH");
+  if (current != nullptr && *current != '\0' && !same_file(current, self)) setenv(kChainedVariable, current, 1);
+  if (current == nullptr || *current == '\0' || !same_file(current, self)) setenv("CUDA_INJECTION64_PATH", self, 1);
+}
+
+struct Recorder {
+  int (*initialize_injection)() = nullptr;
+  int (*enable)() = nullptr;
+  const char* (*report_path)() = nullptr;
+};
+Recorder recorder;
+bool recorder_ready = false;
+pthread_once_t recorder_once = PTHREAD_ONCE_INIT;
+
+FirstassertStub services{kFirstassertAbi, 0, &real_entry_point};
+
+template <typename Fn>
+bool find(void* handle, const char* name, Fn& out) {
+  out = reinterpret_cast<Fn>(dlsym(handle, name));
+  if (out == nullptr) say("%s has no %s; recording is off", kRecorderLibrary, name);
+  return out != nullptr;
+}
+
+// The recorder library, from this library's own directory (else the loader's search path).
+void load_recorder() {
+  const char* self = own_path();
+  char path[PATH_MAX];
+  const char* slash = self != nullptr ? strrchr(self, '/') : nullptr;
+  size_t dir = slash != nullptr ? static_cast<size_t>(slash - self) + 1 : 0;
+  if (dir + strlen(kRecorderLibrary) >= sizeof path) dir = 0;
+  memcpy(path, self, dir);
+  strcpy(path + dir, kRecorderLibrary);
+  void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* error = dlerror();
+    say("cannot load %s (%s); recording is off", path, error != nullptr ? error : "?");
+    return;
+  }
+  int (*attach)(const FirstassertStub*) = nullptr;
+  void (*stderr_bytes)(const char*, size_t) = nullptr;
+  if (!find(handle, "firstassert_recorder_attach", attach) ||
+      !find(handle, "firstassert_recorder_initialize_injection", recorder.initialize_injection) ||
+      !find(handle, "firstassert_recorder_enable", recorder.enable) ||
+      !find(handle, "firstassert_recorder_report_path", recorder.report_path) ||
+      !find(handle, "firstassert_recorder_stderr", stderr_bytes))
+    return;
+  services.preloaded = preloaded(self) ? 1 : 0;
+  if (attach(&services) == 0) return;  // the recorder has said why
+  // Hooks and the tap only interpose when preloaded; loaded by dlopen they are never called by the program.
+  if (services.preloaded != 0) {
+    attach_recorder_hooks(handle);
+    attach_stderr_tap(stderr_bytes);
+  }
+  recorder_ready = true;
+}
+
+bool have_recorder() {
+  pthread_once(&recorder_once, load_recorder);
+  return recorder_ready;
+}
+
+}  // namespace
+}  // namespace firstassert::stub
+
+namespace fas = firstassert::stub;
+
+// Called by the CUDA driver inside cuInit when CUDA_INJECTION64_PATH names this library.
+FIRSTASSERT_EXPORT int InitializeInjection(void) {
+  if (fas::have_recorder()) fas::recorder.initialize_injection();
+  return 1;
+}
+
+FIRSTASSERT_EXPORT int firstassert_enable(void) { return fas::have_recorder() ? fas::recorder.enable() : 0; }
+
+FIRSTASSERT_EXPORT const char* firstassert_report_path(void) {
+  return fas::have_recorder() ? fas::recorder.report_path() : nullptr;
+}
