@@ -324,7 +324,7 @@ def show(report=None, native_frames=8, file=None):
             for frame in frames[1:]:
                 more(_python_frame(frame))
         else:
-            line("Python", "none (the launching thread did not hold the GIL, Python is older than 3.9, or "
+            line("Python", "none (a CPython other than 3.9 to 3.13, a debug or free-threaded build, or "
                            "FIRSTASSERT_PYTHON=0)")
         natives = culprit.get("native_stack") or []
         if natives:

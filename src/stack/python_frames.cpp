@@ -3,119 +3,206 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <string>
+
+#include "core/log.h"
+#include "python_layout.h"
 
 namespace firstassert {
 namespace {
 
-// The stable C API (3.9+) this needs; every entry is looked up by name, none is linked.
-struct PythonApi {
-  int (*is_initialized)() = nullptr;            // Py_IsInitialized
-  int (*gil_check)() = nullptr;                 // PyGILState_Check
-  void* (*current_frame)() = nullptr;           // PyEval_GetFrame (borrowed)
-  void* (*frame_code)(void*) = nullptr;         // PyFrame_GetCode (new reference)
-  void* (*frame_back)(void*) = nullptr;         // PyFrame_GetBack (new reference)
-  int (*frame_line)(void*) = nullptr;           // PyFrame_GetLineNumber
-  void* (*get_attr)(void*, const char*) = nullptr;  // PyObject_GetAttrString (new reference)
-  const char* (*utf8)(void*) = nullptr;         // PyUnicode_AsUTF8
-  void (*incref)(void*) = nullptr;              // Py_IncRef
-  void (*decref)(void*) = nullptr;              // Py_DecRef
-  void (*clear_error)() = nullptr;              // PyErr_Clear
-  bool complete = false;
+// What the walk needs of the interpreter, each found by name (nothing is linked), and the interpreter's layout.
+struct Interpreter {
+  int (*is_initialized)() = nullptr;         // Py_IsInitialized
+  void* (*this_thread_state)() = nullptr;    // PyGILState_GetThisThreadState: needs no GIL
+  int (*address_to_line)(void*, int) = nullptr;  // PyCode_Addr2Line: reads the code object's line table
+  const void* code_type = nullptr;           // &PyCode_Type
+  const void* str_type = nullptr;            // &PyUnicode_Type
+  const PythonLayout* layout = nullptr;      // nullptr: no Python here, or one whose layout is not known
 };
 
 template <typename Fn>
-bool find(const char* name, Fn& out) {
-  out = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, name));
-  return out != nullptr;
+Fn find(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, name));
 }
 
-const PythonApi& python() {
-  static const PythonApi api = [] {
-    PythonApi a;
-    a.complete = find("Py_IsInitialized", a.is_initialized) && find("PyGILState_Check", a.gil_check) &&
-                 find("PyEval_GetFrame", a.current_frame) && find("PyFrame_GetCode", a.frame_code) &&
-                 find("PyFrame_GetBack", a.frame_back) && find("PyFrame_GetLineNumber", a.frame_line) &&
-                 find("PyObject_GetAttrString", a.get_attr) && find("PyUnicode_AsUTF8", a.utf8) &&
-                 find("Py_IncRef", a.incref) && find("Py_DecRef", a.decref) && find("PyErr_Clear", a.clear_error);
-    return a;
-  }();
-  return api;
+// Builds whose objects or frames are laid out otherwise: debug (reference totals), trace-refs, free-threaded.
+bool unusual_build() {
+  for (const char* marker : {"_Py_RefTotal", "_Py_IncRefTotal", "_Py_PrintReferences", "_Py_MergeZeroLocalRefcount"})
+    if (dlsym(RTLD_DEFAULT, marker) != nullptr) return true;
+  return false;
 }
 
-// Code object -> interned (file, function). Found lock-free; filled under a lock at a code object's first capture.
+Interpreter find_interpreter() {
+  Interpreter py;
+  auto version = find<const char* (*)()>("Py_GetVersion");
+  if (version == nullptr) return py;  // no Python in this process
+  py.is_initialized = find<int (*)()>("Py_IsInitialized");
+  py.this_thread_state = find<void* (*)()>("PyGILState_GetThisThreadState");
+  py.address_to_line = find<int (*)(void*, int)>("PyCode_Addr2Line");
+  py.code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
+  py.str_type = dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+  const char* text = version();
+  int major = 0, minor = 0;
+  bool parsed = text != nullptr && std::sscanf(text, "%d.%d", &major, &minor) == 2;
+  const PythonLayout* layout = parsed && major == 3 ? python_layout(minor) : nullptr;
+  if (layout == nullptr || unusual_build() || py.is_initialized == nullptr || py.this_thread_state == nullptr ||
+      py.address_to_line == nullptr || py.code_type == nullptr || py.str_type == nullptr) {
+    info("Python %.*s: its frame layout is not one firstassert knows (3.9 to 3.13 release builds); launches carry "
+         "no Python frames", 16, text != nullptr ? text : "?");
+    return py;
+  }
+  py.layout = layout;
+  return py;
+}
+
+const Interpreter& interpreter() {
+  static const Interpreter py = find_interpreter();
+  return py;
+}
+
+template <typename T>
+T at(const void* base, size_t offset) {
+  T value;
+  std::memcpy(&value, static_cast<const char*>(base) + offset, sizeof value);
+  return value;
+}
+
+bool is_a(const void* object, const void* type) { return object != nullptr && at<const void*>(object, 8) == type; }
+
+// A str object's text as UTF-8 (compact strings, which code objects' names always are), or "?".
+std::string text_of(const Interpreter& py, const void* object) {
+  if (!is_a(object, py.str_type)) return "?";
+  const PythonLayout& l = *py.layout;
+  auto length = static_cast<size_t>(at<ptrdiff_t>(object, 16));
+  unsigned state = at<unsigned>(object, 32);
+  unsigned kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
+  if (compact == 0 || length > 4096) return "?";
+  const char* data = static_cast<const char*>(object) + (ascii != 0 ? l.ascii_header : l.compact_header);
+  if (ascii != 0) return std::string(data, length);
+  std::string out;
+  for (size_t i = 0; i < length; ++i) {
+    uint32_t c = kind == 1 ? at<uint8_t>(data, i) : kind == 2 ? at<uint16_t>(data, 2 * i) : at<uint32_t>(data, 4 * i);
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else if (c < 0x800) {
+      out += static_cast<char>(0xC0 | (c >> 6));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+      out += static_cast<char>(0xE0 | (c >> 12));
+      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (c >> 18));
+      out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    }
+  }
+  return out;
+}
+
+// Code object -> interned (file, function), found lock-free, filled under a lock at a code object's first capture.
+// Code objects are not kept alive (that would need the GIL): an entry also holds the name objects it was read from,
+// so a code object later made at a freed one's address, with other names, gets an entry of its own.
 constexpr size_t kCodes = 8192;
 struct CodeNames {
-  std::atomic<void*> code{nullptr};
+  std::atomic<const void*> code{nullptr};
+  const void* file_object = nullptr;
+  const void* name_object = nullptr;
   const char* file = nullptr;
   const char* function = nullptr;
 };
 CodeNames codes[kCodes];
 std::mutex codes_mutex;
 
-const char* copy_attr(const PythonApi& py, void* object, const char* attr) {
-  void* value = py.get_attr(object, attr);
-  if (value == nullptr) {
-    py.clear_error();
-    return "?";
-  }
-  const char* text = py.utf8(value);
-  if (text == nullptr) py.clear_error();
-  const char* copy = strdup(text != nullptr ? text : "?");
-  py.decref(value);
+const char* interned(const std::string& text) {
+  const char* copy = strdup(text.c_str());
   return copy != nullptr ? copy : "?";
 }
 
-const CodeNames* names_of(const PythonApi& py, void* code) {
-  size_t start = std::hash<void*>{}(code) % kCodes;
+const CodeNames* names_of(const Interpreter& py, const void* code) {
+  const void* file_object = at<const void*>(code, py.layout->code_filename);
+  const void* name_object = at<const void*>(code, py.layout->code_name);
+  auto same = [&](const CodeNames& c) { return c.file_object == file_object && c.name_object == name_object; };
+  size_t start = std::hash<const void*>{}(code) % kCodes;
   for (size_t i = 0; i < kCodes; ++i) {
     const CodeNames& c = codes[(start + i) % kCodes];
-    void* seen = c.code.load(std::memory_order_acquire);
-    if (seen == code) return &c;
+    const void* seen = c.code.load(std::memory_order_acquire);
     if (seen == nullptr) break;
+    if (seen == code && same(c)) return &c;
   }
   std::lock_guard lock(codes_mutex);
   for (size_t i = 0; i < kCodes - 1; ++i) {  // one slot stays free: lock-free probes always end
     CodeNames& c = codes[(start + i) % kCodes];
-    void* seen = c.code.load(std::memory_order_relaxed);
-    if (seen == code) return &c;
+    const void* seen = c.code.load(std::memory_order_relaxed);
+    if (seen == code && same(c)) return &c;
     if (seen != nullptr) continue;
-    c.file = copy_attr(py, code, "co_filename");
-    c.function = copy_attr(py, code, "co_name");
-    py.incref(code);  // pinned: its address can never be reused for another code object
+    c.file_object = file_object;
+    c.name_object = name_object;
+    c.file = interned(text_of(py, file_object));
+    c.function = interned(text_of(py, name_object));
     c.code.store(code, std::memory_order_release);
     return &c;
   }
   return nullptr;
 }
 
+// The innermost frame of the thread whose state this is.
+const void* innermost_frame(const PythonLayout& l, const void* thread) {
+  if (l.cframe >= 0) {
+    const void* cframe = at<const void*>(thread, static_cast<size_t>(l.cframe));
+    return cframe != nullptr ? at<const void*>(cframe, l.cframe_current) : nullptr;
+  }
+  return at<const void*>(thread, l.thread_frame);
+}
+
+// The byte offset of the frame's current instruction in its code object (what PyCode_Addr2Line takes); false for a
+// frame that runs no Python code (a C entry frame) or has not started.
+bool instruction_offset(const PythonLayout& l, const void* frame, const void* code, int& offset) {
+  if (!l.interpreter_frames) {
+    int lasti = at<int>(frame, l.frame_instruction);
+    offset = lasti < 0 ? -1 : l.minor == 9 ? lasti : 2 * lasti;
+    return true;
+  }
+  int owner = at<char>(frame, static_cast<size_t>(l.frame_owner));
+  if (owner == kFrameOwnedByCStack && l.minor >= 12) return false;
+  const char* instruction = at<const char*>(frame, l.frame_instruction);
+  ptrdiff_t bytes = instruction - (static_cast<const char*>(code) + l.code_bytecode);
+  if (owner != kFrameOwnedByGenerator && bytes < 2 * static_cast<ptrdiff_t>(at<int>(code, l.code_first_traceable)))
+    return false;
+  offset = static_cast<int>(bytes);
+  return true;
+}
+
 }  // namespace
 
 size_t capture_python_stack(PythonFrame* frames, size_t max_frames) {
-  const PythonApi& py = python();
-  if (!py.complete || max_frames == 0 || !py.is_initialized() || py.gil_check() != 1) return 0;
-  void* frame = py.current_frame();  // borrowed
-  if (frame == nullptr) return 0;
-  py.incref(frame);  // from here on, every frame we hold is a reference we own
+  const Interpreter& py = interpreter();
+  if (py.layout == nullptr || max_frames == 0 || py.is_initialized() == 0) return 0;
+  const PythonLayout& l = *py.layout;
+  const void* thread = py.this_thread_state();
+  if (thread == nullptr) return 0;  // a thread Python has never run on
   size_t count = 0;
-  while (frame != nullptr && count < max_frames) {
-    void* code = py.frame_code(frame);
-    if (code != nullptr) {
+  const void* frame = innermost_frame(l, thread);
+  for (int steps = 0; frame != nullptr && count < max_frames && steps < 4096; ++steps) {
+    const void* code = at<const void*>(frame, l.frame_code);
+    int offset = -1;
+    if (is_a(code, py.code_type) && instruction_offset(l, frame, code, offset)) {
       if (const CodeNames* names = names_of(py, code)) {
         frames[count].file = names->file;
         frames[count].function = names->function;
-        frames[count].line = py.frame_line(frame);
+        frames[count].line = py.address_to_line(const_cast<void*>(code), offset);
         ++count;
       }
-      py.decref(code);
     }
-    void* back = py.frame_back(frame);
-    py.decref(frame);
-    frame = back;
+    frame = at<const void*>(frame, l.frame_previous);
   }
-  if (frame != nullptr) py.decref(frame);
   return count;
 }
 

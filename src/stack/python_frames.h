@@ -1,8 +1,8 @@
-// Python frames of the launching thread: file, function and line of each frame, innermost first, through the
-// CPython C API found at run time (dlsym: no link to libpython; nothing at all in a process without Python), and only
-// when this thread holds the GIL, the one state in which walking the frames is safe. Names are interned per code
-// object (each code object is kept alive once seen, so its address can never name another function), so a warm
-// capture costs the frame walk and one line-number lookup per frame.
+// Python frames of the launching thread: file, function and line of each frame, innermost first, read from the
+// interpreter's own structures (python_layout.h), whether or not this thread holds the GIL: PyTorch and Triton
+// release it before they launch. The few interpreter symbols it needs are found with dlsym (no link to libpython;
+// nothing at all in a process without Python). Names are interned per code object, so a warm capture costs the frame
+// walk and one line-number lookup per frame, with no lock, allocation or reference count.
 #pragma once
 
 #include <cstddef>
@@ -12,7 +12,8 @@
 
 namespace firstassert {
 
-// Up to max_frames frames; 0 when Python is absent, not initialized, or this thread does not hold the GIL.
+// Up to max_frames frames; 0 when Python is absent, not initialized, has never run on this thread, or is a version
+// or build whose layout is not known (one info line says so).
 size_t capture_python_stack(PythonFrame* frames, size_t max_frames);
 
 }  // namespace firstassert

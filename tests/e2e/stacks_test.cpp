@@ -2,11 +2,16 @@
 // frames name the user's file, function and line.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "shim_run.h"
+#include "stack/python_layout.h"
 
 namespace {
 
@@ -15,6 +20,7 @@ using e2e::run_in;
 using nlohmann::json;
 
 const std::string kShim = FIRSTASSERT_SHIM;
+const std::string kNllLossMangled = "_ZN2at6native38nll_loss_forward_reduce_cuda_kernel_2dIflEEvPT_S3_PKS2_PKT0_S5_bllll";
 
 // The 1-based line of the source holding marker.
 int line_of(const std::string& path, const std::string& marker) {
@@ -70,6 +76,56 @@ TEST(Stacks, PythonStackNamesTheUsersFileFunctionAndLine) {
                            std::to_string(line_of(PYTHON_JOB, "# LAUNCH_LINE")) + " in compute_loss (Python)"),
             std::string::npos)
       << o.run.err;
+}
+
+// Every CPython on the machine (python3, and each pyenv interpreter): with the GIL held and released, the frames
+// are read for each version python_layout.h knows; any other version runs exactly the same with none.
+std::vector<std::string> interpreters() {
+  std::vector<std::string> found = {"python3"};
+  const char* root = std::getenv("PYENV_ROOT");
+  const char* home = std::getenv("HOME");
+  std::string versions = root != nullptr ? std::string(root) + "/versions" : std::string(home ? home : "") + "/.pyenv/versions";
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(versions, error)) {
+    std::string python = entry.path().string() + "/bin/python3";
+    if (entry.path().filename().string().rfind("3.", 0) == 0 && std::filesystem::exists(python)) found.push_back(python);
+  }
+  return found;
+}
+
+TEST(Stacks, PythonFramesWithTheGilHeldOrReleasedOnEveryInterpreterHere) {
+  size_t walked = 0;
+  for (const std::string& python : interpreters()) {
+    e2e::Run version = e2e::run({python, "-c", "import sys; print(sys.version_info[1])"}, {}, ".");
+    int minor = std::atoi(version.out.c_str());
+    if (version.exit_code != 0 || minor < 8) continue;  // no ctypes job for these (a Python 2 or 3.7)
+    bool known = firstassert::python_layout(minor) != nullptr;
+    walked += known;
+    for (bool release : {false, true}) {
+      SCOPED_TRACE(python + " 3." + std::to_string(minor) + (release ? ", GIL released" : ", GIL held"));
+      e2e::TempDir dir;
+      std::vector<std::string> argv = {python, PYTHON_JOB, SIM_DIR};
+      if (release) argv.push_back("--release-gil");
+      Outcome o = run_in(dir, argv, {{"LD_PRELOAD", kShim}});
+      ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+      EXPECT_EQ(o.report["culprit"]["mangled"], kNllLossMangled) << "the rest of the report stands either way";
+      const json& frames = o.report["culprit"]["python_stack"];
+      if (!known) {
+        EXPECT_TRUE(frames.empty()) << frames.dump(2);
+        continue;
+      }
+      ASSERT_GE(frames.size(), 3u) << o.report["culprit"].dump(2);
+      EXPECT_EQ(frames[0]["file"], PYTHON_JOB);
+      EXPECT_EQ(frames[0]["function"], "compute_loss");
+      EXPECT_EQ(frames[0]["line"], line_of(PYTHON_JOB, "# LAUNCH_LINE"));
+      EXPECT_EQ(frames[1]["function"], "train_step");
+      EXPECT_EQ(frames[1]["line"], line_of(PYTHON_JOB, "# CALL_LINE"));
+      EXPECT_EQ(frames[2]["function"], "main");
+      EXPECT_EQ(frames.back()["function"], "<module>");
+    }
+  }
+  std::printf("Python frames checked under %zu interpreter(s) of known layout\n", walked);
+  EXPECT_GE(walked, 1u) << "no CPython of a known layout here: python3 should be one";
 }
 
 TEST(Stacks, PythonFramesCanBeTurnedOff) {

@@ -1,8 +1,9 @@
 """A Python job whose failing launch is three calls deep, for Python frames: main() -> train_step() ->
 compute_loss(). It drives the simulator's libcudart through ctypes.PyDLL, which keeps the GIL held during the
-call, as a framework's own C++ extension does. The marker comments give the test the lines to expect.
+call, or, with --release-gil, through ctypes.CDLL, which releases it as PyTorch and Triton do before they launch.
+The marker comments give the test the lines to expect.
 
-usage: python_job.py LIB_DIR
+usage: python_job.py LIB_DIR [--release-gil]
 """
 import ctypes
 import os
@@ -14,8 +15,9 @@ class dim3(ctypes.Structure):
 
 
 lib_dir = sys.argv[1]
-kernels = ctypes.PyDLL(os.path.join(lib_dir, "libsimkernels.so"), mode=ctypes.RTLD_GLOBAL)
-cudart = ctypes.PyDLL(os.path.join(lib_dir, "libcudart.so.13"), mode=ctypes.RTLD_GLOBAL)
+Library = ctypes.CDLL if sys.argv[2:] == ["--release-gil"] else ctypes.PyDLL
+kernels = Library(os.path.join(lib_dir, "libsimkernels.so"), mode=ctypes.RTLD_GLOBAL)
+cudart = Library(os.path.join(lib_dir, "libcudart.so.13"), mode=ctypes.RTLD_GLOBAL)
 kernels.simkernels_host_stub.restype = ctypes.c_void_p
 cudart.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
 cudart.cudaMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
