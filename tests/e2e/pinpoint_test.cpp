@@ -133,7 +133,7 @@ TEST_P(Pinpoint, SyncKernelRegexSynchronizesOnlyMatchingKernels) {
 
 TEST_P(Pinpoint, CapturingStreamGetsNoBreadcrumbAndNoForcedSync) {
   e2e::TempDir dir;
-  Outcome o = run_program(dir, {RUNTIME_JOB, "--graph"}, {{"FIRSTASSERT_SYNC", "all"}});
+  Outcome o = run_program(dir, {RUNTIME_JOB, "--graph"}, {{"FIRSTASSERT_SYNC", "all"}, {"FIRSTASSERT_LOG", "info"}});
   ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
   // Had a write or a sync reached the capturing stream, the capture would have been invalidated and the graph
   // never launched.
