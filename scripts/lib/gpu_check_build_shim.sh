@@ -20,5 +20,6 @@ ensure_cuda_headers
     run_quietly "configuring $build_dir" "$meson_cmd" setup "$build_dir" "$repo_root" -Dcuda-root="$cuda_root" \
       -Dtests=false
   fi
-  run_quietly "building the shim" "$meson_cmd" compile -C "$build_dir" src/preload/firstassert:shared_library
+  run_quietly "building the shim" "$meson_cmd" compile -C "$build_dir" src/preload/firstassert:shared_library \
+    src/preload/firstassert_recorder:shared_library
 ) || exit 2
