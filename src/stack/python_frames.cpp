@@ -107,17 +107,40 @@ std::string text_of(const Interpreter& py, const void* object) {
   return out;
 }
 
-// Code object -> interned (file, function), found lock-free, filled under a lock at a code object's first capture.
-// Code objects are not kept alive (that would need the GIL): an entry also holds the name objects it was read from,
-// so a code object later made at a freed one's address, with other names, gets an entry of its own.
+// Code object -> interned (file, function) and the lines of the instructions seen, found lock-free, filled under a
+// lock at a code object's first capture. Code objects are not kept alive (that would need the GIL): an entry also
+// holds the name objects it was read from, so a code object later made at a freed one's address, with other names,
+// gets an entry of its own.
 constexpr size_t kCodes = 8192;
+constexpr size_t kLinesPerCode = 8;
 struct CodeNames {
   std::atomic<const void*> code{nullptr};
   const void* file_object = nullptr;
   const void* name_object = nullptr;
   const char* file = nullptr;
   const char* function = nullptr;
+  // (instruction offset + 1) << 32 | line: PyCode_Addr2Line scans the line table, and a loop launches from the same
+  // few instructions over and over. 0: empty.
+  mutable std::atomic<uint64_t> lines[kLinesPerCode] = {};
 };
+
+int line_of(const Interpreter& py, const CodeNames& names, const void* code, int offset) {
+  if (offset < 0) return py.address_to_line(const_cast<void*>(code), offset);
+  uint64_t tag = static_cast<uint64_t>(offset) + 1;
+  for (const auto& slot : names.lines) {
+    uint64_t seen = slot.load(std::memory_order_relaxed);
+    if (seen >> 32 == tag) return static_cast<int32_t>(static_cast<uint32_t>(seen));
+    if (seen == 0) break;
+  }
+  int line = py.address_to_line(const_cast<void*>(code), offset);
+  uint64_t entry = tag << 32 | static_cast<uint32_t>(line);
+  for (auto& slot : names.lines) {
+    uint64_t empty = 0;
+    if (slot.compare_exchange_strong(empty, entry, std::memory_order_relaxed)) return line;
+  }
+  names.lines[static_cast<size_t>(offset) % kLinesPerCode].store(entry, std::memory_order_relaxed);  // all taken
+  return line;
+}
 CodeNames codes[kCodes];
 std::mutex codes_mutex;
 
@@ -197,7 +220,7 @@ size_t capture_python_stack(PythonFrame* frames, size_t max_frames) {
       if (const CodeNames* names = names_of(py, code)) {
         frames[count].file = names->file;
         frames[count].function = names->function;
-        frames[count].line = py.address_to_line(const_cast<void*>(code), offset);
+        frames[count].line = line_of(py, *names, code, offset);
         ++count;
       }
     }
