@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <atomic>
+
 #include "core/log.h"
 #include "recorder_abi.h"
 #include "firstassert/firstassert.h"
@@ -59,7 +61,7 @@ struct Recorder {
   const char* (*report_path)() = nullptr;
 };
 Recorder recorder;
-bool recorder_ready = false;
+std::atomic<bool> recorder_ready{false};
 pthread_once_t recorder_once = PTHREAD_ONCE_INIT;
 
 FirstassertStub services{kFirstassertAbi, 0, &real_entry_point};
@@ -101,12 +103,12 @@ void load_recorder() {
     attach_recorder_hooks(handle);
     attach_stderr_tap(stderr_bytes);
   }
-  recorder_ready = true;
+  recorder_ready.store(true, std::memory_order_release);
 }
 
 bool have_recorder() {
   pthread_once(&recorder_once, load_recorder);
-  return recorder_ready;
+  return recorder_ready.load(std::memory_order_acquire);
 }
 
 }  // namespace
@@ -122,6 +124,7 @@ FIRSTASSERT_EXPORT int InitializeInjection(void) {
 
 FIRSTASSERT_EXPORT int firstassert_enable(void) { return fas::have_recorder() ? fas::recorder.enable() : 0; }
 
+// No recorder loaded yet means no recording, so no report: asking does not load it.
 FIRSTASSERT_EXPORT const char* firstassert_report_path(void) {
-  return fas::have_recorder() ? fas::recorder.report_path() : nullptr;
+  return fas::recorder_ready.load(std::memory_order_acquire) ? fas::recorder.report_path() : nullptr;
 }
