@@ -56,7 +56,13 @@ TEST(Reliability, ThirtyTwoThreadsOfAHundredThousandLaunches) {
   std::printf("rss growth over 3.2M launches: %ld KiB without the shim, %ld KiB with it\n", bare_growth, shim_growth);
   // The job drains its streams every 1000 launches, so both figures are what stays: the shim's is its fixed ring
   // (4096 x 1.4 KiB), tables and libraries, whatever the number of launches.
+#if defined(__SANITIZE_THREAD__)
+  // ThreadSanitizer keeps metadata for every atomic word the ring's seqlock touches (4096 slots x 175 words), about
+  // 90 MiB that is its own, not the shim's: the bound is checked in the other configurations, CI's included.
+  std::printf("memory bound not checked under ThreadSanitizer (its metadata for the ring's atomic words dominates)\n");
+#else
   EXPECT_LT(shim_growth - bare_growth, 24 * 1024) << "bounded: the ring and tables, not per launch";
+#endif
 }
 
 TEST(Reliability, ForkedWorkerNeverWritesTheParentsReport) {
