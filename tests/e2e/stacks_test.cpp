@@ -60,18 +60,22 @@ TEST(Stacks, DepthZeroRecordsNoNativeFrames) {
   EXPECT_TRUE(o.report["culprit"]["native_stack"].empty());
 }
 
-TEST(Stacks, PythonStackNamesTheUsersFileFunctionAndLine) {
-  e2e::TempDir dir;
-  Outcome o = run_in(dir, {"python3", PYTHON_JOB, SIM_DIR}, {{"LD_PRELOAD", kShim}});
-  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
-  const json& frames = o.report["culprit"]["python_stack"];
-  ASSERT_GE(frames.size(), 3u) << o.report["culprit"].dump(2);
+// The frames python_job.py's failing launch must carry: compute_loss <- train_step <- main, each at its marked line.
+void expect_python_job_frames(const json& frames) {
+  ASSERT_GE(frames.size(), 3u) << frames.dump(2);
   EXPECT_EQ(frames[0]["file"], PYTHON_JOB);
   EXPECT_EQ(frames[0]["function"], "compute_loss");
   EXPECT_EQ(frames[0]["line"], line_of(PYTHON_JOB, "# LAUNCH_LINE"));
   EXPECT_EQ(frames[1]["function"], "train_step");
   EXPECT_EQ(frames[1]["line"], line_of(PYTHON_JOB, "# CALL_LINE"));
   EXPECT_EQ(frames[2]["function"], "main");
+}
+
+TEST(Stacks, PythonStackNamesTheUsersFileFunctionAndLine) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {"python3", PYTHON_JOB, SIM_DIR}, {{"LD_PRELOAD", kShim}});
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  expect_python_job_frames(o.report["culprit"]["python_stack"]);
   EXPECT_NE(o.run.err.find("firstassert: launched from " + std::string(PYTHON_JOB) + ":" +
                            std::to_string(line_of(PYTHON_JOB, "# LAUNCH_LINE")) + " in compute_loss (Python)"),
             std::string::npos)
@@ -114,13 +118,7 @@ TEST(Stacks, PythonFramesWithTheGilHeldOrReleasedOnEveryInterpreterHere) {
         EXPECT_TRUE(frames.empty()) << frames.dump(2);
         continue;
       }
-      ASSERT_GE(frames.size(), 3u) << o.report["culprit"].dump(2);
-      EXPECT_EQ(frames[0]["file"], PYTHON_JOB);
-      EXPECT_EQ(frames[0]["function"], "compute_loss");
-      EXPECT_EQ(frames[0]["line"], line_of(PYTHON_JOB, "# LAUNCH_LINE"));
-      EXPECT_EQ(frames[1]["function"], "train_step");
-      EXPECT_EQ(frames[1]["line"], line_of(PYTHON_JOB, "# CALL_LINE"));
-      EXPECT_EQ(frames[2]["function"], "main");
+      expect_python_job_frames(frames);
       EXPECT_EQ(frames.back()["function"], "<module>");
     }
   }
