@@ -114,7 +114,7 @@ void capture_stacks(LaunchEvent& launch, Stacks& stacks) {
   }
 }
 
-// After a launch the program made: the breadcrumb, then the forced synchronization FIRSTASSERT_SYNC asks for.
+// After a launch the program made: the forced synchronization FIRSTASSERT_SYNC asks for, else the breadcrumb.
 void after_launch(const LaunchEvent& launch, uint64_t seq, const char* kernel) {
   uintptr_t handle = explicit_stream_handle(launch.stream, launch.per_thread_default_stream);
   if (seq == Tracker::kNotRecorded) {
@@ -124,12 +124,15 @@ void after_launch(const LaunchEvent& launch, uint64_t seq, const char* kernel) {
       info("FIRSTASSERT_SYNC: no forced synchronization while a stream is capturing a CUDA graph");
     return;
   }
-  uint64_t key = stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id());
-  if (recording.breadcrumbs != nullptr) {
+  bool forced = recording.sync != nullptr && recording.sync->sync_after(seq, kernel);
+  // A launch synchronized right away needs no breadcrumb: the sync's own result says whether it completed (and the
+  // write would be one more operation on the stream for every launch).
+  if (recording.breadcrumbs != nullptr && !forced) {
     OurCall guard;
+    uint64_t key = stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id());
     recording.breadcrumbs->after_launch(key, reinterpret_cast<CUstream>(handle), seq);
   }
-  if (recording.sync == nullptr || !recording.sync->sync_after(seq, kernel)) return;
+  if (!forced) return;
   const DriverCalls* calls = driver_calls();
   if (calls == nullptr || calls->stream_synchronize == nullptr) return;
   CUresult r;
