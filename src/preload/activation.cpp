@@ -136,14 +136,15 @@ void bring_up(ActivatedBy by) {
     if (started.recording) shim->tool.backend = "cupti";
   }
   if (shim->tool.backend != "cupti" && config.backend != Backend::cupti) {
-    if (interpose::available()) {
-      interpose::start(uses);
+    if (!interpose::available()) {
+      message += std::string(message.empty() ? "" : "; ") +
+                 "interposition needs the shim preloaded (LD_PRELOAD or firstassert run)";
+    } else if (!interpose::start(uses)) {
+      message += std::string(message.empty() ? "" : "; ") + "interposition could not start (see above)";
+    } else {
       shim->tool.backend = "interpose";
       if (config.backend == Backend::automatic) say("%s; recording through interposition instead", message.c_str());
       message = "recording launches through interposition";
-    } else {
-      message += std::string(message.empty() ? "" : "; ") +
-                 "interposition needs the shim preloaded (LD_PRELOAD or firstassert run)";
     }
   }
   if (shim->tool.backend.empty()) {

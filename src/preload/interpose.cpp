@@ -157,9 +157,11 @@ Ret around(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* name,
 
 bool active() { return on.load(std::memory_order_acquire); }
 
-void start(const source::Recording& recording) {
+bool start(const source::Recording& recording) {
+  if (stub.route_hooks == nullptr || stub.route_hooks() == 0) return false;
   source::start(recording);
   on.store(true, std::memory_order_release);
+  return true;
 }
 
 void attach(const FirstassertStub& s) { stub = s; }

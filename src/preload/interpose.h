@@ -13,8 +13,8 @@ namespace firstassert::interpose {
 void attach(const FirstassertStub& stub);
 // Whether the hooks can see the program's calls: only when the stub was preloaded.
 bool available();
-// From now on the hooks feed the shared observer.
-void start(const source::Recording& recording);
+// From now on the hooks feed the shared observer; false (nothing started) when the stub could not route them here.
+bool start(const source::Recording& recording);
 bool active();
 
 }  // namespace firstassert::interpose

@@ -64,7 +64,14 @@ Recorder recorder;
 std::atomic<bool> recorder_ready{false};
 pthread_once_t recorder_once = PTHREAD_ONCE_INIT;
 
-FirstassertStub services{kFirstassertAbi, 0, &real_entry_point};
+int route_hooks();
+FirstassertStub services{kFirstassertAbi, 0, &real_entry_point, &route_hooks};
+void* recorder_handle = nullptr;
+
+// Only a preloaded stub's hooks see the program's calls.
+int route_hooks() {
+  return services.preloaded != 0 && recorder_handle != nullptr && attach_recorder_hooks(recorder_handle) ? 1 : 0;
+}
 
 template <typename Fn>
 bool find(void* handle, const char* name, Fn& out) {
@@ -97,12 +104,10 @@ void load_recorder() {
       !find(handle, "firstassert_recorder_stderr", stderr_bytes))
     return;
   services.preloaded = preloaded(self) ? 1 : 0;
+  recorder_handle = handle;
   if (attach(&services) == 0) return;  // the recorder has said why
-  // Hooks and the tap only interpose when preloaded; loaded by dlopen they are never called by the program.
-  if (services.preloaded != 0) {
-    attach_recorder_hooks(handle);
-    attach_stderr_tap(stderr_bytes);
-  }
+  // The tap only interposes when preloaded; loaded by dlopen, the program never calls it.
+  if (services.preloaded != 0) attach_stderr_tap(stderr_bytes);
   recorder_ready.store(true, std::memory_order_release);
 }
 
