@@ -11,9 +11,17 @@ class ElfError(Exception):
 
 
 def dynamic_symbols(path):
-    """(defined, undefined): the names the object exports and the names it imports."""
+    """(defined, undefined): the names the object exports and the names it imports. ElfError when the file is not
+    one this can read, a truncated or odd one included."""
     with open(path, "rb") as f:
         data = f.read()
+    try:
+        return read_dynamic_symbols(path, data)
+    except (struct.error, ValueError, IndexError) as error:
+        raise ElfError(f"{path}: its dynamic symbols cannot be read ({error})") from error
+
+
+def read_dynamic_symbols(path, data):
     if data[:4] != b"\x7fELF":
         raise ElfError(f"{path} is not an ELF file")
     if data[4] != 2 or data[5] != 1:

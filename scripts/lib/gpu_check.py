@@ -5,6 +5,7 @@ import argparse
 import concurrent.futures
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -17,8 +18,8 @@ import gpu_check_print as printing
 import gpu_check_probes as probes
 import gpu_check_shim as shim_files
 import gpu_check_table as table
-from gpu_check_judge import judge
-from gpu_check_run import Outcome, environment, run
+from gpu_check_judge import Row, judge
+from gpu_check_run import STOPPING, Outcome, environment, run, stop_all
 
 PREFLIGHT_TIMEOUT = 120
 CUPTI_LINE = "firstassert: recording launches through CUPTI at "
@@ -64,7 +65,11 @@ def torch_error():
     """Why this Python cannot run the cases (no torch, or no CUDA device for it), or "". In a child process: the
     harness itself never imports torch."""
     probe = "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 3)"
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=environment())
+    try:
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=environment(),
+                              timeout=PREFLIGHT_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return f"{sys.executable} did not import torch and count its devices within {PREFLIGHT_TIMEOUT} s"
     if done.returncode == 0:
         return ""
     if done.returncode == 3:
@@ -104,11 +109,17 @@ class Harness:
 
     def run(self, label, argv, name, shim, extra, timeout=None):
         left = self.deadline - time.monotonic()
-        if left < 10:
+        if STOPPING.is_set():
+            outcome = Outcome(argv=argv, not_run="gpu-check was stopped (SIGTERM) before it started")
+        elif left < 10:
             outcome = Outcome(argv=argv, not_run="the time budget (--budget) was spent")
         else:
             env = environment(self.args.shim if shim else None, extra, self.lib_path)
-            outcome = run(argv, os.path.join(self.out_dir, "runs", name), env, min(timeout or self.args.timeout, left))
+            try:
+                outcome = run(argv, os.path.join(self.out_dir, "runs", name), env,
+                              min(timeout or self.args.timeout, left))
+            except Exception as error:  # noqa: BLE001  one run's trouble must not cost the table of all the others
+                outcome = Outcome(argv=argv, not_run=f"the harness failed to run it ({type(error).__name__}: {error})")
         with self.lock:
             self.finished += 1
             progress = f"[{self.finished}/{self.total}]" if self.total else "[setup]"
@@ -258,19 +269,33 @@ def main(argv=None, cases_table=table.CASES, modes_table=table.MODES, python_err
     for case in cases:
         bare = results.get((case.name, "bare"))
         for mode in modes:
-            rows.append(judge(case, mode, results[(case.name, mode.name)], bare))
+            rows.append(safe_judge(case, mode, results[(case.name, mode.name)], bare))
     lines = header(facts, args, nvcc, cupti_notes, lib_path) + [""] + printing.table(rows) + ["", printing.counts(rows)]
     notes = printing.failure_notes(rows)
     if notes:
         lines += ["", "why the failing rows failed:"] + notes
     if not args.no_probes:
-        lines += [""] + probe_sections(results, rows, cases, facts, args.shim)
+        try:
+            lines += [""] + probe_sections(results, rows, cases, facts, args.shim)
+        except Exception as error:  # noqa: BLE001  the probes inform; the table above must still be printed
+            lines += ["", f"probes: their answers could not be put together ({type(error).__name__}: {error}); "
+                          f"their runs are under {os.path.join(out_dir, 'runs')}"]
     lines += ["", f"the runs' output and reports: {out_dir}"]
     print("\n".join(lines), flush=True)
     with open(os.path.join(out_dir, "summary.json"), "w") as f:
         json.dump({"facts": facts, "cupti": cupti_notes, "rows": [asdict(r) | {"verdict": r.verdict} for r in rows],
                    "text": lines}, f, indent=1)
     return 0 if rows and all(row.result == "PASS" for row in rows) else 1
+
+
+def safe_judge(case, mode, outcome, bare):
+    """judge(), or a FAIL row saying why a report it did not expect could not be judged (the table is printed
+    whatever one run left)."""
+    try:
+        return judge(case, mode, outcome, bare)
+    except Exception as error:  # noqa: BLE001
+        return Row(case.name, mode.name, case.shows, result="FAIL", failed=["judge"],
+                   notes=[f"{outcome.ended}; its outcome could not be judged ({type(error).__name__}: {error})"])
 
 
 def probe_jobs(binaries, toolkit_cupti, cupti_env):
@@ -298,7 +323,8 @@ def header(facts, args, nvcc, cupti_notes, lib_path):
         f"firstassert gpu-check on {device} (capability {facts.get('capability', '?')}), driver CUDA "
         f"{facts.get('driver', '?')}; torch {facts.get('torch', '?')} (CUDA {facts.get('torch_cuda', '?')}), "
         f"Triton {facts.get('triton') or 'absent'}, Python {facts.get('python', '?')}",
-        f"shim: {args.shim}" + (f" (its libraries from {lib_path}, on LD_LIBRARY_PATH)" if lib_path else ""),
+        f"shim: {args.shim}" + "".join(f"; {part}" for part in (shim_files.describe(args.shim),) if part) +
+        (f" (its libraries from {lib_path}, on LD_LIBRARY_PATH)" if lib_path else ""),
         f"nvcc: {nvcc} {toolkit.nvcc_version(nvcc)}, building for {args.arch}" if nvcc else
         "nvcc: none (the nvcc cases and probes 1-3 are skipped)",
     ] + [f"CUPTI: {note}" for note in cupti_notes]
@@ -328,4 +354,7 @@ def probe_sections(results, rows, cases, facts, shim):
 
 
 if __name__ == "__main__":
+    # Stopped from outside (timeout(1) at the end of a lease, say): the runs in flight are killed, the rest are not
+    # started, and the table of what did run is still printed, its stopped rows SKIP.
+    signal.signal(signal.SIGTERM, lambda signum, frame: stop_all())
     sys.exit(main())

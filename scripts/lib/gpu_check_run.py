@@ -5,11 +5,34 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 
 # Settings of the caller's environment that would change what a run shows: each run sets its own.
 CLEARED = ("LD_PRELOAD", "CUDA_INJECTION64_PATH", "CUDA_LAUNCH_BLOCKING")
+
+# The runs in flight (their process groups), so that gpu-check, told to stop, can end them and still print what it
+# has: each run is a session of its own, which a signal to gpu-check's own process group does not reach.
+STOPPING = threading.Event()
+_live = set()
+_live_lock = threading.Lock()
+
+
+def stop_all():
+    """Ends every run in flight (SIGKILL to its group); runs not started yet are not started."""
+    STOPPING.set()
+    with _live_lock:
+        groups = list(_live)
+    for group in groups:
+        kill_group(group)
+
+
+def kill_group(group):
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 @dataclass
@@ -75,6 +98,8 @@ def read_report(paths):
 def run(argv, workdir, env, timeout):
     """Runs argv in workdir, which is also FIRSTASSERT_DIR; keeps its output there as stdout.txt and stderr.txt."""
     os.makedirs(workdir, exist_ok=True)
+    for stale in glob.glob(os.path.join(workdir, "firstassert-*")):
+        os.remove(stale)  # an earlier run's report (gpu-check run again with the same --out) is not this run's
     outcome = Outcome(argv=list(argv), timeout=timeout)
     start = time.monotonic()
     try:
@@ -84,17 +109,23 @@ def run(argv, workdir, env, timeout):
     except OSError as error:
         outcome.not_run = f"{argv[0]} cannot be started ({error.strerror})"
         return outcome
+    with _live_lock:
+        _live.add(process.pid)
+    if STOPPING.is_set():
+        kill_group(process.pid)  # stop_all() ran between the start and the line above
     try:
         out, err = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         outcome.timed_out = True
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        kill_group(process.pid)
         out, err = process.communicate()
+    finally:
+        with _live_lock:
+            _live.discard(process.pid)
     outcome.elapsed = time.monotonic() - start
     outcome.returncode = None if outcome.timed_out else process.returncode
+    if STOPPING.is_set() and process.returncode == -signal.SIGKILL and not outcome.timed_out:
+        outcome.not_run = f"gpu-check was stopped (SIGTERM) {outcome.elapsed:.0f} s into this run, which it killed"
     outcome.stdout = out.decode("utf-8", errors="replace")
     outcome.stderr = err.decode("utf-8", errors="replace")
     for name, text in (("stdout.txt", outcome.stdout), ("stderr.txt", outcome.stderr)):

@@ -9,15 +9,19 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 from gpu_check_table import REPO_ROOT
 
 PACK_DIR = os.path.join(REPO_ROOT, "build", "gpu-check-pack")
 RECORDER = "libfirstassert_recorder.so"  # the half the preloaded shim loads at cuInit (src/preload/recorder_abi.h)
 BUILD_HELPER = os.path.join(REPO_ROOT, "scripts", "lib", "gpu_check_build_shim.sh")
-# Libraries every glibc system with a C++ runtime has; anything else the shim needs goes into the pack.
+# Libraries every glibc system with a C++ runtime has; anything else the shim needs goes into the pack. liblzma
+# (libunwind's) is on every distribution (dpkg and systemd need it): a packed copy would go on LD_LIBRARY_PATH of every
+# run, torch's included, in place of the machine's own, perhaps newer, one.
 SYSTEM_LIBRARIES = ("libc.so", "libm.so", "libdl.so", "libpthread.so", "librt.so", "ld-linux", "libstdc++.so",
-                    "libgcc_s.so", "linux-vdso.so")
+                    "libgcc_s.so", "linux-vdso.so", "liblzma.so")
+PACK_INFO = "pack-info.txt"  # which commit the packed shim was built from, for the note the results go into
 
 
 class ShimError(Exception):
@@ -93,9 +97,36 @@ def needed_libraries(shim):
     return found
 
 
+def source_commit():
+    """The commit the working tree is at, "+ changes" when tracked files differ from it; "" without git."""
+    try:
+        head = subprocess.run(["git", "-C", REPO_ROOT, "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                              text=True, timeout=30)
+        dirty = subprocess.run(["git", "-C", REPO_ROOT, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    if head.returncode != 0:
+        return ""
+    return head.stdout.strip() + (" + changes" if dirty.stdout.strip() else "")
+
+
+def describe(shim):
+    """Which build the shim is: the commit its pack recorded, or (a build tree here) the working tree's."""
+    info = os.path.join(os.path.dirname(shim), PACK_INFO)
+    if os.path.isfile(info):
+        with open(info, encoding="utf-8", errors="replace") as f:
+            return f.read().strip()
+    commit = source_commit()
+    return f"built from commit {commit}" if commit else ""
+
+
 def pack(shim, directory):
     """Copies the shim, its recorder and the libraries they need into directory; returns the file names."""
     os.makedirs(directory, exist_ok=True)
+    commit = source_commit()
+    with open(os.path.join(directory, PACK_INFO), "w", encoding="utf-8") as f:
+        f.write(f"packed from commit {commit or 'unknown (no git)'} on {time.strftime('%Y-%m-%d %H:%M %Z')}\n")
     names = ["libfirstassert.so", RECORDER]
     shutil.copy2(shim, os.path.join(directory, "libfirstassert.so"))
     shutil.copy2(recorder_of(shim), os.path.join(directory, RECORDER))
@@ -104,4 +135,4 @@ def pack(shim, directory):
             continue
         shutil.copy2(path, os.path.join(directory, name))  # under its soname: what the loader looks for
         names.append(name)
-    return names
+    return names + [PACK_INFO]

@@ -15,9 +15,10 @@ import tempfile
 
 import gpucase
 
-torch = gpucase.require_cuda()
-F = torch.nn.functional
-from torch.profiler import ProfilerActivity, profile  # noqa: E402
+try:
+    from torch.profiler import ProfilerActivity, profile
+except ImportError as error:
+    gpucase.skip(f"torch.profiler cannot be imported ({error})")
 
 ACTIVITIES = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
 CLASSES = 5
@@ -39,7 +40,12 @@ if when not in ("early", "late"):
     sys.exit(f"profiler_probe.py: early or late, not {when!r}")
 first = profile(activities=ACTIVITIES)
 if when == "early":
+    # Before gpucase.require_cuda(): torch.cuda.is_available() initializes the driver (cuInit), which is when the
+    # shim activates and subscribes to CUPTI; started after it, the profiler would never be first. Started here, its
+    # own start is what initializes CUDA.
     first.start()
+torch = gpucase.require_cuda()
+F = torch.nn.functional
 logits = torch.randn(8, CLASSES, device="cuda")
 labels = torch.arange(8, device="cuda") % CLASSES
 if when == "late":

@@ -2,7 +2,10 @@
 (cuLaunchKernel / cuLaunchKernelEx, fetched with dlopen + dlsym), not through the CUDA runtime."""
 import os
 
-os.environ.setdefault("TRITON_DEBUG", "1")  # tl.device_assert is compiled in only in debug mode
+# tl.device_assert is compiled in only in debug mode: semantic.device_assert returns nothing unless the compile
+# options say debug, which JITFunction.run takes from the kernel's debug=True or TRITON_DEBUG=1 (knobs.runtime.debug).
+# Both are set, so that a TRITON_DEBUG=0 in the machine's environment does not compile the assert out.
+os.environ.setdefault("TRITON_DEBUG", "1")
 
 import gpucase  # noqa: E402
 
@@ -16,7 +19,7 @@ except ImportError as error:
 VOCAB = 50
 
 
-@triton.jit
+@triton.jit(debug=True)
 def gpu_check_ids_kernel(ids_ptr, n, vocab, BLOCK: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     ids = tl.load(ids_ptr + offsets, mask=offsets < n, other=0)
