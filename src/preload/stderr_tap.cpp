@@ -83,8 +83,10 @@ void feed(const void* data, size_t size) {
 }
 
 void feed_formatted(const char* format, va_list args) {
+  int saved = errno;  // the caller's, as after the real printf
   char text[4096];
   int n = vsnprintf(text, sizeof text, format, args);
+  errno = saved;
   if (n > 0) feed(text, static_cast<size_t>(n) < sizeof text ? static_cast<size_t>(n) : sizeof text - 1);
 }
 

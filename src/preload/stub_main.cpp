@@ -43,13 +43,29 @@ bool preloaded(const char* self) {
   return strstr(preload, slash != nullptr ? slash + 1 : self) != nullptr;
 }
 
+// The directory the recorder is loaded from, fixed at load time: a relative LD_PRELOAD path means nothing once the
+// program has changed directory (as Hydra does), and the recorder is only loaded when CUDA starts.
+char own_directory[PATH_MAX];
+
+void remember_own_directory(const char* self) {
+  char resolved[PATH_MAX];
+  if (self[0] != '/' && realpath(self, resolved) != nullptr) self = resolved;
+  const char* slash = strrchr(self, '/');
+  size_t length = slash != nullptr ? static_cast<size_t>(slash - self) + 1 : 0;
+  if (length >= sizeof own_directory) length = 0;
+  memcpy(own_directory, self, length);
+  own_directory[length] = '\0';
+}
+
 // Preloaded, we do no CUDA work at load time: we only ask the driver to initialize us at cuInit, through
 // CUDA_INJECTION64_PATH, so that a process that never uses CUDA never loads the recorder or CUPTI. A tool the user
 // already named there is kept and initialized first (by the recorder). Loaded by dlopen, we leave the environment alone:
 // the process may have threads reading it.
 __attribute__((constructor)) void on_load() {
   const char* self = own_path();
-  if (self == nullptr || !preloaded(self)) return;
+  if (self == nullptr) return;
+  remember_own_directory(self);
+  if (!preloaded(self)) return;
   const char* current = getenv("CUDA_INJECTION64_PATH");
   if (current != nullptr && *current != '\0' && !same_file(current, self)) setenv(kChainedVariable, current, 1);
   if (current == nullptr || *current == '\0' || !same_file(current, self)) setenv("CUDA_INJECTION64_PATH", self, 1);
@@ -83,11 +99,11 @@ bool find(void* handle, const char* name, Fn& out) {
 // The recorder library, from this library's own directory (else the loader's search path).
 void load_recorder() {
   const char* self = own_path();
+  if (own_directory[0] == '\0' && self != nullptr) remember_own_directory(self);  // called before our constructor
   char path[PATH_MAX];
-  const char* slash = self != nullptr ? strrchr(self, '/') : nullptr;
-  size_t dir = slash != nullptr ? static_cast<size_t>(slash - self) + 1 : 0;
+  size_t dir = strlen(own_directory);
   if (dir + strlen(kRecorderLibrary) >= sizeof path) dir = 0;
-  memcpy(path, self, dir);
+  memcpy(path, own_directory, dir);
   strcpy(path + dir, kRecorderLibrary);
   void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {

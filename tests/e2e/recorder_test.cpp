@@ -2,6 +2,7 @@
 // the report they leave is read back.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -161,6 +162,24 @@ TEST(Recorder, ProgramWithoutCudaMapsNoCuptiNorTheRecorder) {
   EXPECT_NE(needed.out.find("Shared library: [libc.so.6]"), std::string::npos) << needed.out;
   for (const char* cxx : {"libstdc++", "libunwind", "libboost", "libgcc_s"})
     EXPECT_EQ(needed.out.find(std::string("Shared library: [") + cxx), std::string::npos) << needed.out;
+}
+
+// LD_PRELOAD named by a relative path, and the program changes directory before CUDA starts (as Hydra does): the
+// recorder, loaded only then, is still found beside the stub.
+TEST(Recorder, RelativePreloadPathSurvivesAChangeOfDirectory) {
+  e2e::TempDir dir;
+  std::string relative = std::filesystem::relative(kShim, dir.path()).string();
+  ASSERT_NE(relative.front(), '/');
+  std::string script =
+      "import os, runpy, sys\n"
+      "os.makedirs('elsewhere')\n"
+      "os.chdir('elsewhere')\n"  // where the relative path leads nowhere
+      "sys.argv = sys.argv[1:]\n"
+      "runpy.run_path(sys.argv[0], run_name='__main__')\n";
+  Outcome o = run_in(dir, {"python3", "-c", script, PYTHON_JOB, SIM_DIR}, {{"LD_PRELOAD", relative}});
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  EXPECT_EQ(o.report["culprit"]["mangled"], kNllLoss);
+  EXPECT_EQ(o.run.err.find("cannot load"), std::string::npos) << o.run.err;
 }
 
 // The preloaded stub without its recorder beside it (a copy made by hand): one line when CUDA starts, recording
