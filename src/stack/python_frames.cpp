@@ -19,6 +19,7 @@ namespace {
 // What the walk needs of the interpreter, each found by name (nothing is linked), and the interpreter's layout.
 struct Interpreter {
   int (*is_initialized)() = nullptr;         // Py_IsInitialized
+  int (*is_finalizing)() = nullptr;          // Py_IsFinalizing (3.13), _Py_IsFinalizing before
   void* (*this_thread_state)() = nullptr;    // PyGILState_GetThisThreadState: needs no GIL
   int (*address_to_line)(void*, int) = nullptr;  // PyCode_Addr2Line: reads the code object's line table
   const void* code_type = nullptr;           // &PyCode_Type
@@ -43,6 +44,8 @@ Interpreter find_interpreter() {
   auto version = find<const char* (*)()>("Py_GetVersion");
   if (version == nullptr) return py;  // no Python in this process
   py.is_initialized = find<int (*)()>("Py_IsInitialized");
+  py.is_finalizing = find<int (*)()>("Py_IsFinalizing");
+  if (py.is_finalizing == nullptr) py.is_finalizing = find<int (*)()>("_Py_IsFinalizing");
   py.this_thread_state = find<void* (*)()>("PyGILState_GetThisThreadState");
   py.address_to_line = find<int (*)(void*, int)>("PyCode_Addr2Line");
   py.code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
@@ -51,7 +54,8 @@ Interpreter find_interpreter() {
   int major = 0, minor = 0;
   bool parsed = text != nullptr && std::sscanf(text, "%d.%d", &major, &minor) == 2;
   const PythonLayout* layout = parsed && major == 3 ? python_layout(minor) : nullptr;
-  if (layout == nullptr || unusual_build() || py.is_initialized == nullptr || py.this_thread_state == nullptr ||
+  if (layout == nullptr || unusual_build() || py.is_initialized == nullptr || py.is_finalizing == nullptr ||
+      py.this_thread_state == nullptr ||
       py.address_to_line == nullptr || py.code_type == nullptr || py.str_type == nullptr) {
     info("Python %.*s: its frame layout is not one firstassert knows (3.9 to 3.13 release builds); launches carry "
          "no Python frames", 16, text != nullptr ? text : "?");
@@ -109,14 +113,16 @@ std::string text_of(const Interpreter& py, const void* object) {
 
 // Code object -> interned (file, function) and the lines of the instructions seen, found lock-free, filled under a
 // lock at a code object's first capture. Code objects are not kept alive (that would need the GIL): an entry also
-// holds the name objects it was read from, so a code object later made at a freed one's address, with other names,
-// gets an entry of its own.
+// holds what it was read from (the name objects, the line table object, the first line), so a code object later
+// made at a freed one's address gets an entry of its own unless all of those are the same too.
 constexpr size_t kCodes = 8192;
 constexpr size_t kLinesPerCode = 8;
 struct CodeNames {
   std::atomic<const void*> code{nullptr};
   const void* file_object = nullptr;
   const void* name_object = nullptr;
+  const void* line_table = nullptr;
+  int first_line = 0;
   const char* file = nullptr;
   const char* function = nullptr;
   // (instruction offset + 1) << 32 | line: PyCode_Addr2Line scans the line table, and a loop launches from the same
@@ -152,7 +158,12 @@ const char* interned(const std::string& text) {
 const CodeNames* names_of(const Interpreter& py, const void* code) {
   const void* file_object = at<const void*>(code, py.layout->code_filename);
   const void* name_object = at<const void*>(code, py.layout->code_name);
-  auto same = [&](const CodeNames& c) { return c.file_object == file_object && c.name_object == name_object; };
+  const void* line_table = at<const void*>(code, py.layout->code_line_table);
+  int first_line = at<int>(code, py.layout->code_first_line);
+  auto same = [&](const CodeNames& c) {
+    return c.file_object == file_object && c.name_object == name_object && c.line_table == line_table &&
+           c.first_line == first_line;
+  };
   size_t start = std::hash<const void*>{}(code) % kCodes;
   for (size_t i = 0; i < kCodes; ++i) {
     const CodeNames& c = codes[(start + i) % kCodes];
@@ -168,6 +179,8 @@ const CodeNames* names_of(const Interpreter& py, const void* code) {
     if (seen != nullptr) continue;
     c.file_object = file_object;
     c.name_object = name_object;
+    c.line_table = line_table;
+    c.first_line = first_line;
     c.file = interned(text_of(py, file_object));
     c.function = interned(text_of(py, name_object));
     c.code.store(code, std::memory_order_release);
@@ -207,7 +220,8 @@ bool instruction_offset(const PythonLayout& l, const void* frame, const void* co
 
 size_t capture_python_stack(PythonFrame* frames, size_t max_frames) {
   const Interpreter& py = interpreter();
-  if (py.layout == nullptr || max_frames == 0 || py.is_initialized() == 0) return 0;
+  // While the interpreter shuts down, other threads' states and frames are being freed: none are read then.
+  if (py.layout == nullptr || max_frames == 0 || py.is_initialized() == 0 || py.is_finalizing() != 0) return 0;
   const PythonLayout& l = *py.layout;
   const void* thread = py.this_thread_state();
   if (thread == nullptr) return 0;  // a thread Python has never run on

@@ -24,11 +24,14 @@ struct PythonLayout {
   size_t frame_previous;
   size_t frame_instruction;  // 3.9: f_lasti in bytes; 3.10: f_lasti in code units; 3.11+: a pointer into the code
   ptrdiff_t frame_owner;     // -1: none
-  // The code object: where its bytecode starts (3.11+), its first traceable instruction, its names.
+  // The code object: where its bytecode starts (3.11+), its first traceable instruction, its names, and what its
+  // lines are computed from (the line table object: co_lnotab in 3.9, co_linetable after; co_firstlineno).
   size_t code_bytecode;
   size_t code_first_traceable;
   size_t code_filename;
   size_t code_name;
+  size_t code_line_table;
+  size_t code_first_line;
   // str objects: the size of the compact ASCII and compact non-ASCII headers the characters follow.
   size_t ascii_header;
   size_t compact_header;
@@ -40,12 +43,12 @@ inline constexpr int kFrameOwnedByCStack = 3;
 
 // clang-format off
 inline constexpr PythonLayout kPythonLayouts[] = {
-  //  minor cframe cur  frame  iframes code prev instr owner  bytecode first file name  ascii compact
-  {9,   -1,  0,  24,  false, 32, 24, 104, -1,  0,   0,   104, 112, 48, 72},
-  {10,  -1,  0,  24,  false, 32, 24, 96,  -1,  0,   0,   104, 112, 48, 72},
-  {11,  56,  8,  0,   true,  32, 48, 56,  69,  184, 168, 112, 120, 48, 72},
-  {12,  56,  0,  0,   true,  0,  8,  56,  70,  192, 176, 112, 120, 40, 56},
-  {13,  -1,  0,  72,  true,  0,  8,  56,  70,  200, 184, 112, 120, 40, 56},
+  //  minor cframe cur  frame  iframes code prev instr owner  bytecode first file name lines line1 ascii compact
+  {9,   -1,  0,  24,  false, 32, 24, 104, -1,  0,   0,   104, 112, 120, 40, 48, 72},
+  {10,  -1,  0,  24,  false, 32, 24, 96,  -1,  0,   0,   104, 112, 120, 40, 48, 72},
+  {11,  56,  8,  0,   true,  32, 48, 56,  69,  184, 168, 112, 120, 136, 72, 48, 72},
+  {12,  56,  0,  0,   true,  0,  8,  56,  70,  192, 176, 112, 120, 136, 68, 40, 56},
+  {13,  -1,  0,  72,  true,  0,  8,  56,  70,  200, 184, 112, 120, 136, 68, 40, 56},
 };
 // clang-format on
 

@@ -126,6 +126,23 @@ TEST(Stacks, PythonFramesWithTheGilHeldOrReleasedOnEveryInterpreterHere) {
   EXPECT_GE(walked, 1u) << "no CPython of a known layout here: python3 should be one";
 }
 
+// A code object made at the address of a freed one, same file and function name, body on another line: its frames
+// name the line it launched from, not the freed one's (names and lines are kept per code object address).
+TEST(Stacks, ACodeObjectAtAFreedOnesAddressGetsItsOwnLine) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {"python3", REGENERATED_CODE_JOB, SIM_DIR}, {{"LD_PRELOAD", kShim}});
+  ASSERT_NE(o.run.exit_code, 3) << "no code object address was reused: nothing to judge";
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  const json& frames = o.report["culprit"]["python_stack"];
+  bool found = false;
+  for (const json& f : frames) {
+    if (f["file"] != "generated.py") continue;
+    EXPECT_EQ(f["line"], e2e::printed(o.run.out, "launched from line")) << frames.dump(2);
+    found = true;
+  }
+  EXPECT_TRUE(found) << frames.dump(2);
+}
+
 TEST(Stacks, PythonFramesCanBeTurnedOff) {
   e2e::TempDir dir;
   Outcome o = run_in(dir, {"python3", PYTHON_JOB, SIM_DIR}, {{"LD_PRELOAD", kShim}, {"FIRSTASSERT_PYTHON", "0"}});

@@ -1,0 +1,64 @@
+"""A Python job that makes the same function again and again from generated source (as exec, notebooks and code
+generators do), each time with its body on another line, until a new code object lands at the address of a freed
+one; from that one it launches the failing kernel. The report must name the line it launched from now, not the
+line a freed code object at that address launched from before.
+
+usage: regenerated_code_job.py LIB_DIR
+Prints "launched from line: N"; exits 3 when no address was reused (then the test cannot judge).
+"""
+import ctypes
+import os
+import sys
+
+
+class dim3(ctypes.Structure):
+    _fields_ = [("x", ctypes.c_uint), ("y", ctypes.c_uint), ("z", ctypes.c_uint)]
+
+
+lib_dir = sys.argv[1]
+kernels = ctypes.CDLL(os.path.join(lib_dir, "libsimkernels.so"), mode=ctypes.RTLD_GLOBAL)
+cudart = ctypes.CDLL(os.path.join(lib_dir, "libcudart.so.13"), mode=ctypes.RTLD_GLOBAL)
+kernels.simkernels_host_stub.restype = ctypes.c_void_p
+cudart.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+cudart.cudaMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+cudart.cudaLaunchKernel.argtypes = [ctypes.c_void_p, dim3, dim3, ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t,
+                                    ctypes.c_void_p]
+
+
+def malloc(nbytes):
+    p = ctypes.c_void_p()
+    cudart.cudaMalloc(ctypes.byref(p), nbytes)
+    return p
+
+
+tensors = [malloc(4), malloc(4), malloc(64), malloc(32)]
+
+
+def launch(labels):
+    cudart.cudaMemcpy(tensors[3], ctypes.cast(labels, ctypes.c_void_p), ctypes.sizeof(labels), 1)
+    holders = tensors + [ctypes.c_void_p(None), ctypes.c_bool(True), ctypes.c_long(4), ctypes.c_long(4),
+                         ctypes.c_long(4), ctypes.c_long(-100)]
+    argv = (ctypes.c_void_p * len(holders))(*[ctypes.addressof(h) for h in holders])
+    result = cudart.cudaLaunchKernel(kernels.simkernels_host_stub(b"nll_loss"), dim3(1, 1, 1), dim3(32, 1, 1), argv,
+                                     0, None)
+    cudart.cudaDeviceSynchronize()
+    return result
+
+
+good = (ctypes.c_long * 4)(0, 1, 2, 3)
+bad = (ctypes.c_long * 4)(0, 1, 9, 2)
+lines_at = {}  # code object address -> the line its body was on
+for i in range(5000):
+    blank = i % 7
+    namespace = {}
+    exec(compile("\n" * blank + "def step(launch, labels):\n    return launch(labels)\n", "generated.py", "exec"),
+         namespace)
+    address = id(namespace["step"].__code__)
+    if lines_at.get(address, blank + 2) != blank + 2:
+        print(f"launched from line: {blank + 2}", flush=True)
+        namespace["step"](launch, bad)
+        sys.exit(1)
+    namespace["step"](launch, good)
+    lines_at[address] = blank + 2
+    del namespace
+sys.exit(3)
