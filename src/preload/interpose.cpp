@@ -24,12 +24,25 @@ namespace {
 std::atomic<bool> on{false};
 FirstassertStub stub{};  // set by attach(), before any hook reaches the recorder
 
-// The real entry point, as the stub's hook calls it: asked of the stub once, then kept.
-void* resolve(std::atomic<void*>& slot, const char* name) {
-  void* fn = slot.load(std::memory_order_acquire);
-  if (fn != nullptr || stub.real == nullptr) return fn;
+// Where a real entry point is kept once the stub found it, and the loader generation of the last failed search.
+struct RealSlot {
+  std::atomic<void*> fn{nullptr};
+  std::atomic<unsigned long long> missed_at{0};  // loaded_generation() + 1 at the last miss; 0: none
+};
+
+// The real entry point, as the stub's hook calls it: asked of the stub once, then kept; a miss is asked again only
+// once the loader has loaded something (kernel names are looked up on the launch path).
+void* resolve(RealSlot& slot, const char* name) {
+  void* fn = slot.fn.load(std::memory_order_acquire);
+  if (fn != nullptr || stub.real == nullptr || stub.loaded_generation == nullptr) return fn;
+  unsigned long long generation = stub.loaded_generation() + 1;
+  if (slot.missed_at.load(std::memory_order_relaxed) == generation) return nullptr;
   fn = stub.real(name);
-  if (fn != nullptr) slot.store(fn, std::memory_order_release);
+  if (fn != nullptr) {
+    slot.fn.store(fn, std::memory_order_release);
+  } else {
+    slot.missed_at.store(generation, std::memory_order_relaxed);
+  }
   return fn;
 }
 
@@ -70,9 +83,9 @@ const char* name_of(const void* handle, Lookup&& lookup) {
   return name;
 }
 
-std::atomic<void*> real_cudaFuncGetName{nullptr};
-std::atomic<void*> real_cuFuncGetName{nullptr};
-std::atomic<void*> real_cuKernelGetName{nullptr};
+RealSlot real_cudaFuncGetName;
+RealSlot real_cuFuncGetName;
+RealSlot real_cuKernelGetName;
 
 const char* runtime_kernel_name(const void* func) {
   return name_of(func, [&]() -> const char* {
@@ -180,7 +193,7 @@ namespace fai = firstassert::interpose;
 #define FIRSTASSERT_RECORDER_HOOK(DOMAIN, cbid, Params, Ret, name, base, per_thread, decl, args)                     \
   namespace firstassert::interpose {                                                                          \
   namespace {                                                                                                 \
-  std::atomic<void*> real_##name{nullptr};                                                                    \
+  RealSlot real_##name;                                                                                       \
   }                                                                                                           \
   }                                                                                                           \
   FIRSTASSERT_RECORDER_EXPORT Ret FIRSTASSERT_RECORDER_HOOK_NAME(name) decl {                                         \

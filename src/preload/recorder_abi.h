@@ -21,6 +21,9 @@ struct FirstassertStub {
   // The real definition of a CUDA entry point, as the stub's hooks call it (RTLD_NEXT from the preloaded object,
   // else any loaded object, even one loaded RTLD_LOCAL); nullptr when no loaded library has it.
   void* (*real)(const char* name);
+  // How many objects the loader has loaded: a real entry point that was missing need not be looked for again
+  // until this grows.
+  unsigned long long (*loaded_generation)(void);
   // Points the stub's hooks at the recorder's implementations (firstassert_recorder_hook_*), when interposition
   // starts: until then, and with CUPTI recording, they pass calls straight through. 0 when one is missing.
   int (*route_hooks)(void);
@@ -36,7 +39,7 @@ void firstassert_recorder_stderr(const char* bytes, size_t size);  // what the p
 }  // extern "C"
 
 // Raised when the structure above changes: a stub never drives a recorder built for another.
-inline constexpr uint32_t kFirstassertAbi = 2;
+inline constexpr uint32_t kFirstassertAbi = 3;
 inline constexpr const char* kRecorderLibrary = "libfirstassert_recorder.so";
 
 // The recorder's implementation of the hook for a CUDA entry point `name`: firstassert_recorder_hook_<name>, with the

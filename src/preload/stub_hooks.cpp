@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <atomic>
+#include <cstddef>
 
 #include "core/log.h"
 #include "recorder_abi.h"
@@ -33,6 +34,12 @@ namespace {
 
 using DlsymFn = void* (*)(void*, const char*);
 
+// Where a hook keeps its real entry point once found, and the loader generation of its last failed search.
+struct RealSlot {
+  std::atomic<void*> fn{nullptr};
+  std::atomic<unsigned long long> missed_at{0};  // loaded_generation() + 1 at the last miss; 0: none
+};
+
 DlsymFn real_dlsym() {
   if (firstassert_real_dlsym == nullptr) {
     // dlvsym is not hooked: it finds the real dlsym whatever the versions of glibc.
@@ -45,41 +52,71 @@ DlsymFn real_dlsym() {
 
 __attribute__((constructor)) void resolve_dlsym_at_load() { (void)real_dlsym(); }
 
+// Loaded objects' names, a batch at a time: nothing may be dlopen'ed or dlclose'd from inside dl_iterate_phdr, which
+// holds the loader's list lock while another thread's dlopen takes the two locks in the other order (a deadlock).
+struct NameBatch {
+  static constexpr size_t kNames = 16, kLength = 512;
+  size_t skip = 0;   // objects before this batch
+  size_t seen = 0;   // objects visited
+  size_t count = 0;  // names in this batch
+  bool more = false;
+  const char* own_file = nullptr;
+  char names[kNames][kLength];
+};
+
+int collect_name(dl_phdr_info* info, size_t, void* data) {
+  auto* b = static_cast<NameBatch*>(data);
+  if (b->seen++ < b->skip) return 0;
+  if (b->count == NameBatch::kNames) {
+    b->more = true;
+    return 1;
+  }
+  const char* name = info->dlpi_name;
+  if (name == nullptr || name[0] == '\0' || strlen(name) >= NameBatch::kLength) return 0;  // unnamed, or too long
+  if (b->own_file != nullptr && strcmp(b->own_file, name) == 0) return 0;
+  strcpy(b->names[b->count++], name);
+  return 0;
+}
+
 // The definition of name in a loaded object other than this one, even one loaded RTLD_LOCAL (a Python extension's
 // libcudart), which RTLD_NEXT does not see.
 void* find_elsewhere(const char* name) {
-  struct Search {
-    const char* name;
-    const char* own_file;
-    void* found;
-  } search{name, nullptr, nullptr};
   Dl_info self{};
-  if (dladdr(reinterpret_cast<void*>(&find_elsewhere), &self) != 0) search.own_file = self.dli_fname;
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, size_t, void* data) {
-        auto* s = static_cast<Search*>(data);
-        if (s->found != nullptr || info->dlpi_name == nullptr || info->dlpi_name[0] == '\0') return 0;
-        if (s->own_file != nullptr && strcmp(s->own_file, info->dlpi_name) == 0) return 0;
-        void* handle = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
-        if (handle == nullptr) return 0;
-        s->found = real_dlsym()(handle, s->name);
-        dlclose(handle);
-        return 0;
-      },
-      &search);
-  return search.found;
+  const char* own_file = dladdr(reinterpret_cast<void*>(&find_elsewhere), &self) != 0 ? self.dli_fname : nullptr;
+  for (size_t skip = 0;;) {
+    NameBatch batch;
+    batch.skip = skip;
+    batch.own_file = own_file;
+    dl_iterate_phdr(collect_name, &batch);
+    for (size_t i = 0; i < batch.count; ++i) {
+      void* handle = dlopen(batch.names[i], RTLD_LAZY | RTLD_NOLOAD);
+      if (handle == nullptr) continue;
+      void* found = real_dlsym()(handle, name);
+      dlclose(handle);
+      if (found != nullptr) return found;
+    }
+    if (!batch.more) return nullptr;
+    skip = batch.seen - 1;  // the object that did not fit opens the next batch
+  }
 }
 
 // The real entry point a hook stands for: the next definition after this object, else one in any loaded object.
-void* resolve(std::atomic<void*>& slot, const char* name, const void* own) {
-  void* fn = slot.load(std::memory_order_acquire);
+// A miss is remembered until the loader loads another object, so a name this CUDA lacks costs no search per call.
+void* resolve(RealSlot& slot, const char* name, const void* own) {
+  void* fn = slot.fn.load(std::memory_order_acquire);
   if (fn != nullptr) return fn;
   DlsymFn real = real_dlsym();
   if (real == nullptr) return nullptr;
+  unsigned long long generation = loaded_generation() + 1;
+  if (slot.missed_at.load(std::memory_order_relaxed) == generation) return nullptr;
   fn = real(RTLD_NEXT, name);
   if (fn == nullptr || fn == own) fn = find_elsewhere(name);
   if (fn == own) fn = nullptr;
-  if (fn != nullptr) slot.store(fn, std::memory_order_release);
+  if (fn != nullptr) {
+    slot.fn.store(fn, std::memory_order_release);
+  } else {
+    slot.missed_at.store(generation, std::memory_order_relaxed);
+  }
   return fn;
 }
 
@@ -100,7 +137,7 @@ namespace fas = firstassert::stub;
 #define FIRSTASSERT_STUB_HOOK(DOMAIN, cbid, Params, Ret, name, base, per_thread, decl, args)                    \
   namespace firstassert::stub {                                                                               \
   namespace {                                                                                                 \
-  std::atomic<void*> real_##name{nullptr};                                                                    \
+  RealSlot real_##name;                                                                                       \
   std::atomic<void*> recorder_##name{nullptr};                                                                    \
   }                                                                                                           \
   }                                                                                                           \
@@ -122,7 +159,7 @@ namespace {
 
 struct Hook {
   const char* name;  // the exported symbol
-  std::atomic<void*>* real;
+  RealSlot* real;
   void* self;  // the hook's own (hidden) address
   std::atomic<void*>* recorder;
 };
@@ -133,7 +170,7 @@ struct Hook {
 Hook hooks[] = {FIRSTASSERT_INTERPOSED_RUNTIME(FIRSTASSERT_STUB_HOOK_ENTRY)
                     FIRSTASSERT_INTERPOSED_DRIVER(FIRSTASSERT_STUB_HOOK_ENTRY)};
 
-std::atomic<void*> real_cuGetProcAddress_v2{nullptr};
+RealSlot real_cuGetProcAddress_v2;
 
 // The hook that stands for fn: fn must be the very entry point the hook was written for (the one the shim would
 // call), or the hook itself. Anything else (another tool's wrapper, a mock, a per-thread or newer variant without a
@@ -149,12 +186,25 @@ void* hook_for(void* fn) {
 
 }  // namespace
 
+// A search that failed need not run again until this grows.
+unsigned long long loaded_generation() {
+  unsigned long long adds = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t size, void* data) {
+        if (size >= offsetof(dl_phdr_info, dlpi_adds) + sizeof info->dlpi_adds)
+          *static_cast<unsigned long long*>(data) = info->dlpi_adds;
+        return 1;
+      },
+      &adds);
+  return adds;
+}
+
 void* real_entry_point(const char* name) {
   if (name == nullptr) return nullptr;
   for (Hook& hook : hooks) {
     if (strcmp(hook.name, name) == 0) return resolve(*hook.real, hook.name, hook.self);
   }
-  std::atomic<void*> unkept{nullptr};  // not one of the hooks: the caller keeps what it needs
+  RealSlot unkept;  // not one of the hooks: the caller keeps what it found
   return resolve(unkept, name, nullptr);
 }
 

@@ -81,7 +81,7 @@ std::atomic<bool> recorder_ready{false};
 pthread_once_t recorder_once = PTHREAD_ONCE_INIT;
 
 int route_hooks();
-FirstassertStub services{kFirstassertAbi, 0, &real_entry_point, &route_hooks};
+FirstassertStub services{kFirstassertAbi, 0, &real_entry_point, &loaded_generation, &route_hooks};
 void* recorder_handle = nullptr;
 
 // Only a preloaded stub's hooks see the program's calls.

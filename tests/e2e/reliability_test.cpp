@@ -65,6 +65,15 @@ TEST(Reliability, ThirtyTwoThreadsOfAHundredThousandLaunches) {
 #endif
 }
 
+// A library loaded and unloaded on one thread while another calls a CUDA entry point no loaded library defines: the
+// hook's search of the loaded objects never deadlocks with the loader (both threads keep advancing).
+TEST(Reliability, HookSearchingTheLoadedObjectsNeverDeadlocksWithDlopen) {
+  e2e::TempDir dir;
+  e2e::Run r = e2e::run({"timeout", "60", DLOPEN_RACE, RACE_LIBRARY, "2"}, {{"LD_PRELOAD", kShim}}, dir.path());
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("progress: yes"), std::string::npos) << r.out << r.err;
+}
+
 TEST(Reliability, ForkedWorkerNeverWritesTheParentsReport) {
   e2e::TempDir dir;
   Outcome o = run_job(dir, {"fork-after-error"});
