@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <mutex>
 #include <string>
 
@@ -116,6 +115,10 @@ std::string text_of(const Interpreter& py, const void* object) {
 // holds what it was read from (the name objects, the line table object, the first line), so a code object later
 // made at a freed one's address gets an entry of its own unless all of those are the same too.
 constexpr size_t kCodes = 8192;
+// A code object is looked for, and placed, within this many slots of its hash: once generated code (exec, notebooks,
+// torch.compile) has filled the neighbourhood, a new code object costs a bounded search, not the whole table, and
+// its frames are left out.
+constexpr size_t kProbes = 32;
 constexpr size_t kLinesPerCode = 8;
 struct CodeNames {
   std::atomic<const void*> code{nullptr};
@@ -164,15 +167,19 @@ const CodeNames* names_of(const Interpreter& py, const void* code) {
     return c.file_object == file_object && c.name_object == name_object && c.line_table == line_table &&
            c.first_line == first_line;
   };
-  size_t start = std::hash<const void*>{}(code) % kCodes;
-  for (size_t i = 0; i < kCodes; ++i) {
+  // Objects are 16-byte aligned: the low bits say nothing, and a multiplicative hash spreads the rest.
+  static_assert(kCodes == 1u << 13);
+  size_t start = static_cast<size_t>((reinterpret_cast<uintptr_t>(code) >> 4) * 0x9E3779B97F4A7C15ull >> (64 - 13));
+  bool free_slot = false;
+  for (size_t i = 0; i < kProbes && !free_slot; ++i) {
     const CodeNames& c = codes[(start + i) % kCodes];
     const void* seen = c.code.load(std::memory_order_acquire);
-    if (seen == nullptr) break;
+    free_slot = seen == nullptr;
     if (seen == code && same(c)) return &c;
   }
+  if (!free_slot) return nullptr;  // the neighbourhood is full: no lock taken, the frame is left out
   std::lock_guard lock(codes_mutex);
-  for (size_t i = 0; i < kCodes - 1; ++i) {  // one slot stays free: lock-free probes always end
+  for (size_t i = 0; i < kProbes; ++i) {
     CodeNames& c = codes[(start + i) % kCodes];
     const void* seen = c.code.load(std::memory_order_relaxed);
     if (seen == code && same(c)) return &c;
