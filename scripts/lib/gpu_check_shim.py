@@ -1,9 +1,10 @@
 """The shim scripts/gpu-check preloads: found (built here and carried, or packed), built only when missing, checked
 to load, and packed with the libraries a bare machine may lack.
 
-The build directory is too large to carry to the GPU machine, and the shim needs libunwind and Boost.Stacktrace,
-which a machine set up for PyTorch may not have: `--pack` copies the shim and those libraries into one small
-directory (build/gpu-check-pack), which gpu-check finds by itself and puts on LD_LIBRARY_PATH only when needed.
+The build directory is too large to carry to the GPU machine, and the shim needs libunwind, which a machine set up
+for PyTorch may not have (its C++ runtime and Boost.Stacktrace are inside it): `--pack` copies the shim's two
+libraries and that one into one small directory (build/gpu-check-pack), which gpu-check finds by itself and puts on
+LD_LIBRARY_PATH only when needed.
 """
 import os
 import shutil

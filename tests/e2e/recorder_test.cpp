@@ -162,6 +162,13 @@ TEST(Recorder, ProgramWithoutCudaMapsNoCuptiNorTheRecorder) {
   EXPECT_NE(needed.out.find("Shared library: [libc.so.6]"), std::string::npos) << needed.out;
   for (const char* cxx : {"libstdc++", "libunwind", "libboost", "libgcc_s"})
     EXPECT_EQ(needed.out.find(std::string("Shared library: [") + cxx), std::string::npos) << needed.out;
+  // The recorder, loaded after the program started, brings its own C++ runtime: an older libstdc++ already in the
+  // process (a conda environment) cannot stop it loading.
+  std::string recorder = kShim.substr(0, kShim.rfind('/') + 1) + "libfirstassert_recorder.so";
+  e2e::Run recorder_needs = e2e::run({"readelf", "--dynamic", "--wide", recorder}, {}, dir.path());
+  ASSERT_EQ(recorder_needs.exit_code, 0) << recorder_needs.err;
+  for (const char* cxx : {"libstdc++", "libboost", "libgcc_s"})
+    EXPECT_EQ(recorder_needs.out.find(std::string("Shared library: [") + cxx), std::string::npos) << recorder_needs.out;
 }
 
 // LD_PRELOAD named by a relative path, and the program changes directory before CUDA starts (as Hydra does): the

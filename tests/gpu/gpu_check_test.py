@@ -96,8 +96,7 @@ class CommandLine(unittest.TestCase):
             files = set(os.listdir(pack))
             self.assertIn("libfirstassert.so", files)
             self.assertIn("libfirstassert_recorder.so", files)
-            self.assertIn("libunwind.so.8", files)
-            self.assertTrue(any(name.startswith("libboost_stacktrace") for name in files), files)
+            self.assertIn("libunwind.so.8", files)  # the recorder carries its C++ runtime and Boost.Stacktrace inside
             self.assertFalse(any(name.startswith(("libc.so", "libstdc++")) for name in files), files)
             self.assertEqual(gpu_check_shim.load_error(os.path.join(pack, "libfirstassert.so"), pack), "")
 
