@@ -182,6 +182,7 @@ TEST(Recorder, RelativePreloadPathSurvivesAChangeOfDirectory) {
       "os.makedirs('elsewhere')\n"
       "os.chdir('elsewhere')\n"  // where the relative path leads nowhere
       "sys.argv = sys.argv[1:]\n"
+      "sys.path.insert(0, os.path.dirname(sys.argv[0]))\n"  // as running the file itself would
       "runpy.run_path(sys.argv[0], run_name='__main__')\n";
   Outcome o = run_in(dir, {"python3", "-c", script, PYTHON_JOB, SIM_DIR}, {{"LD_PRELOAD", relative}});
   ASSERT_EQ(o.reports.size(), 1u) << o.run.err;

@@ -6,35 +6,20 @@ The marker comments give the test the lines to expect.
 usage: python_job.py LIB_DIR [--release-gil]
 """
 import ctypes
-import os
 import sys
 
+import sim_cuda
+from sim_cuda import dim3
 
-class dim3(ctypes.Structure):
-    _fields_ = [("x", ctypes.c_uint), ("y", ctypes.c_uint), ("z", ctypes.c_uint)]
-
-
-lib_dir = sys.argv[1]
-Library = ctypes.CDLL if sys.argv[2:] == ["--release-gil"] else ctypes.PyDLL
-kernels = Library(os.path.join(lib_dir, "libsimkernels.so"), mode=ctypes.RTLD_GLOBAL)
-cudart = Library(os.path.join(lib_dir, "libcudart.so.13"), mode=ctypes.RTLD_GLOBAL)
-kernels.simkernels_host_stub.restype = ctypes.c_void_p
-cudart.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
-cudart.cudaMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-cudart.cudaLaunchKernel.argtypes = [ctypes.c_void_p, dim3, dim3, ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t,
-                                    ctypes.c_void_p]
+kernels, cudart = sim_cuda.load(sys.argv[1], release_gil=sys.argv[2:] == ["--release-gil"])
 
 
 def malloc(nbytes):
-    p = ctypes.c_void_p()
-    cudart.cudaMalloc(ctypes.byref(p), nbytes)
-    return p
+    return sim_cuda.malloc(cudart, nbytes)
 
 
 def compute_loss(loss, weight_sum, logits, labels):
-    holders = [loss, weight_sum, logits, labels, ctypes.c_void_p(None), ctypes.c_bool(True), ctypes.c_long(4),
-               ctypes.c_long(4), ctypes.c_long(4), ctypes.c_long(-100)]
-    argv = (ctypes.c_void_p * len(holders))(*[ctypes.addressof(h) for h in holders])
+    argv, _ = sim_cuda.nll_loss_arguments(loss, weight_sum, logits, labels)
     stub = kernels.simkernels_host_stub(b"nll_loss")
     return cudart.cudaLaunchKernel(stub, dim3(1, 1, 1), dim3(32, 1, 1), argv, 0, None)  # LAUNCH_LINE
 

@@ -7,38 +7,18 @@ usage: regenerated_code_job.py LIB_DIR
 Prints "launched from line: N"; exits 3 when no address was reused (then the test cannot judge).
 """
 import ctypes
-import os
 import sys
 
+import sim_cuda
+from sim_cuda import dim3
 
-class dim3(ctypes.Structure):
-    _fields_ = [("x", ctypes.c_uint), ("y", ctypes.c_uint), ("z", ctypes.c_uint)]
-
-
-lib_dir = sys.argv[1]
-kernels = ctypes.CDLL(os.path.join(lib_dir, "libsimkernels.so"), mode=ctypes.RTLD_GLOBAL)
-cudart = ctypes.CDLL(os.path.join(lib_dir, "libcudart.so.13"), mode=ctypes.RTLD_GLOBAL)
-kernels.simkernels_host_stub.restype = ctypes.c_void_p
-cudart.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
-cudart.cudaMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-cudart.cudaLaunchKernel.argtypes = [ctypes.c_void_p, dim3, dim3, ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t,
-                                    ctypes.c_void_p]
-
-
-def malloc(nbytes):
-    p = ctypes.c_void_p()
-    cudart.cudaMalloc(ctypes.byref(p), nbytes)
-    return p
-
-
-tensors = [malloc(4), malloc(4), malloc(64), malloc(32)]
+kernels, cudart = sim_cuda.load(sys.argv[1], release_gil=True)
+tensors = [sim_cuda.malloc(cudart, size) for size in (4, 4, 64, 32)]
 
 
 def launch(labels):
     cudart.cudaMemcpy(tensors[3], ctypes.cast(labels, ctypes.c_void_p), ctypes.sizeof(labels), 1)
-    holders = tensors + [ctypes.c_void_p(None), ctypes.c_bool(True), ctypes.c_long(4), ctypes.c_long(4),
-                         ctypes.c_long(4), ctypes.c_long(-100)]
-    argv = (ctypes.c_void_p * len(holders))(*[ctypes.addressof(h) for h in holders])
+    argv, _ = sim_cuda.nll_loss_arguments(*tensors)
     result = cudart.cudaLaunchKernel(kernels.simkernels_host_stub(b"nll_loss"), dim3(1, 1, 1), dim3(32, 1, 1), argv,
                                      0, None)
     cudart.cudaDeviceSynchronize()
