@@ -1,7 +1,8 @@
 /* One thread loads and unloads a library over and over while another calls a CUDA entry point that no loaded library
    defines, so the preloaded shim's hook looks for it among the loaded objects on every call it cannot rule out. Had
    that search opened objects from inside dl_iterate_phdr, the two threads would take the loader's two locks in
-   opposite orders and stop for good. Prints "progress: yes" when both threads still advanced in the last second.
+   opposite orders and stop for good. Prints "progress: yes" when both threads still advanced in the last two
+   seconds, and how far each went.
 
    usage: dlopen_race LIBRARY SECONDS */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
@@ -46,9 +47,11 @@ int main(int argc, char** argv) {
   pthread_create(&caller, NULL, call_cuda, NULL);
   sleep((unsigned)atoi(argv[2]));
   long loads_before = atomic_load(&loads), calls_before = atomic_load(&calls);
-  sleep(1);
-  int moved = atomic_load(&loads) > loads_before && atomic_load(&calls) > calls_before;
-  printf("progress: %s\n", moved ? "yes" : "no");
+  sleep(2);
+  long loads_after = atomic_load(&loads), calls_after = atomic_load(&calls);
+  printf("progress: %s\nloads: %ld -> %ld\ncalls: %ld -> %ld\n",
+         loads_after > loads_before && calls_after > calls_before ? "yes" : "no", loads_before, loads_after,
+         calls_before, calls_after);
   fflush(stdout);
   _exit(0); /* a deadlocked thread would hold the loader's lock, which exit() needs */
 }
