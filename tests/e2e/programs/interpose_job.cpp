@@ -16,6 +16,7 @@
 #include <cstring>
 #include <string>
 
+#include "bad_labels.h"
 #include "kernels/stock_kernels.h"
 
 extern "C" {
@@ -45,18 +46,8 @@ int main(int argc, char** argv) {
   }
   if (cudaFree(nullptr) != cudaSuccess) return 4;
 
-  float *input, *loss, *weight_sum;
-  long* labels;
-  cudaMalloc(reinterpret_cast<void**>(&input), sizeof(float) * 16);
-  cudaMalloc(reinterpret_cast<void**>(&loss), sizeof(float));
-  cudaMalloc(reinterpret_cast<void**>(&weight_sum), sizeof(float));
-  cudaMalloc(reinterpret_cast<void**>(&labels), sizeof(long) * 4);
-  long bad[4] = {0, 1, 9, 2};
-  cudaMemcpy(labels, bad, sizeof bad, cudaMemcpyHostToDevice);
-  long nframe = 4, ndim = 4, classes = 4, ignore = -100;
-  bool average = true;
-  const float* no_weights = nullptr;
-  void* loss_args[] = {&loss, &weight_sum, &input, &labels, &no_weights, &average, &nframe, &ndim, &classes, &ignore};
+  BadLabelsLoss bad;
+  void** loss_args = bad.args;
   unsigned long long us = 1000;
   void* busy_args[] = {&us};
   const void* busy_stub = simkernels_host_stub("busy");

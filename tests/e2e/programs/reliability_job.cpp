@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "bad_labels.h"
 #include "kernels/stock_kernels.h"
 #include "simcuda.h"
 
@@ -54,19 +55,8 @@ cudaError_t busy(cudaStream_t stream, unsigned long long us) {
 
 // An nll_loss launch with a label out of range, then the sync that reports it.
 cudaError_t fail_now() {
-  static float *input, *loss, *weight_sum;
-  static long* labels;
-  cudaMalloc(reinterpret_cast<void**>(&input), sizeof(float) * 16);
-  cudaMalloc(reinterpret_cast<void**>(&loss), sizeof(float));
-  cudaMalloc(reinterpret_cast<void**>(&weight_sum), sizeof(float));
-  cudaMalloc(reinterpret_cast<void**>(&labels), sizeof(long) * 4);
-  long bad[4] = {0, 1, 9, 2};
-  cudaMemcpy(labels, bad, sizeof bad, cudaMemcpyHostToDevice);
-  long nframe = 4, ndim = 4, classes = 4, ignore = -100;
-  bool average = true;
-  const float* no_weights = nullptr;
-  void* args[] = {&loss, &weight_sum, &input, &labels, &no_weights, &average, &nframe, &ndim, &classes, &ignore};
-  cudaLaunchKernel(simkernels_host_stub("nll_loss"), dim3{1}, dim3{32}, args, 0, nullptr);
+  BadLabelsLoss bad;
+  cudaLaunchKernel(simkernels_host_stub("nll_loss"), dim3{1}, dim3{32}, bad.args, 0, nullptr);
   return cudaDeviceSynchronize();
 }
 
