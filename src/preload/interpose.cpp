@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "device/driver_calls.h"
 #include "interpose_hooks.h"
+#include "real_slot.h"
 #include "source/api_table.h"
 
 #define FIRSTASSERT_RECORDER_EXPORT extern "C" __attribute__((visibility("default")))
@@ -24,26 +25,11 @@ namespace {
 std::atomic<bool> on{false};
 FirstassertStub stub{};  // set by attach(), before any hook reaches the recorder
 
-// Where a real entry point is kept once the stub found it, and the loader generation of the last failed search.
-struct RealSlot {
-  std::atomic<void*> fn{nullptr};
-  std::atomic<unsigned long long> missed_at{0};  // loaded_generation() + 1 at the last miss; 0: none
-};
-
-// The real entry point, as the stub's hook calls it: asked of the stub once, then kept; a miss is asked again only
-// once the loader has loaded something (kernel names are looked up on the launch path).
+// The real entry point, as the stub's hook calls it: asked of the stub once, then kept (kernel names are looked up
+// on the launch path, so a miss is not asked again until the loader has loaded something).
 void* resolve(RealSlot& slot, const char* name) {
-  void* fn = slot.fn.load(std::memory_order_acquire);
-  if (fn != nullptr || stub.real == nullptr || stub.loaded_generation == nullptr) return fn;
-  unsigned long long generation = stub.loaded_generation() + 1;
-  if (slot.missed_at.load(std::memory_order_relaxed) == generation) return nullptr;
-  fn = stub.real(name);
-  if (fn != nullptr) {
-    slot.fn.store(fn, std::memory_order_release);
-  } else {
-    slot.missed_at.store(generation, std::memory_order_relaxed);
-  }
-  return fn;
+  if (stub.real == nullptr || stub.loaded_generation == nullptr) return slot.fn.load(std::memory_order_acquire);
+  return resolve_kept(slot, stub.loaded_generation, [&] { return stub.real(name); });
 }
 
 // Kernel names, asked of the CUDA libraries once per function and kept (the key is the handle the launch used).

@@ -15,6 +15,7 @@
 #include <cstddef>
 
 #include "core/log.h"
+#include "real_slot.h"
 #include "recorder_abi.h"
 #include "interpose_hooks.h"
 
@@ -33,12 +34,6 @@ namespace firstassert::stub {
 namespace {
 
 using DlsymFn = void* (*)(void*, const char*);
-
-// Where a hook keeps its real entry point once found, and the loader generation of its last failed search.
-struct RealSlot {
-  std::atomic<void*> fn{nullptr};
-  std::atomic<unsigned long long> missed_at{0};  // loaded_generation() + 1 at the last miss; 0: none
-};
 
 DlsymFn real_dlsym() {
   if (firstassert_real_dlsym == nullptr) {
@@ -101,23 +96,14 @@ void* find_elsewhere(const char* name) {
 }
 
 // The real entry point a hook stands for: the next definition after this object, else one in any loaded object.
-// A miss is remembered until the loader loads another object, so a name this CUDA lacks costs no search per call.
 void* resolve(RealSlot& slot, const char* name, const void* own) {
-  void* fn = slot.fn.load(std::memory_order_acquire);
-  if (fn != nullptr) return fn;
   DlsymFn real = real_dlsym();
-  if (real == nullptr) return nullptr;
-  unsigned long long generation = loaded_generation() + 1;
-  if (slot.missed_at.load(std::memory_order_relaxed) == generation) return nullptr;
-  fn = real(RTLD_NEXT, name);
-  if (fn == nullptr || fn == own) fn = find_elsewhere(name);
-  if (fn == own) fn = nullptr;
-  if (fn != nullptr) {
-    slot.fn.store(fn, std::memory_order_release);
-  } else {
-    slot.missed_at.store(generation, std::memory_order_relaxed);
-  }
-  return fn;
+  if (real == nullptr) return slot.fn.load(std::memory_order_acquire);
+  return resolve_kept(slot, &loaded_generation, [&]() -> void* {
+    void* fn = real(RTLD_NEXT, name);
+    if (fn == nullptr || fn == own) fn = find_elsewhere(name);
+    return fn == own ? nullptr : fn;
+  });
 }
 
 template <typename Ret>
