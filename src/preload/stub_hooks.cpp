@@ -97,8 +97,9 @@ void* find_elsewhere(const char* name) {
 
 // The real entry point a hook stands for: the next definition after this object, else one in any loaded object.
 void* resolve(RealSlot& slot, const char* name, const void* own) {
+  if (void* kept = slot.fn.load(std::memory_order_acquire)) return kept;  // every call after the first
   DlsymFn real = real_dlsym();
-  if (real == nullptr) return slot.fn.load(std::memory_order_acquire);
+  if (real == nullptr) return nullptr;
   return resolve_kept(slot, &loaded_generation, [&]() -> void* {
     void* fn = real(RTLD_NEXT, name);
     if (fn == nullptr || fn == own) fn = find_elsewhere(name);
