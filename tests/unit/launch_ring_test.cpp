@@ -193,7 +193,10 @@ constexpr int kWriters = 8;
 constexpr int kPerWriter = 20000;
 constexpr size_t kCapacity = 1024;
 
-TEST(LaunchRing, ConcurrentWritersLoseNothingAndTearNothing) {
+// A writer never waits, so one preempted in the middle of its copy while the whole ring wraps leaves its slot to its
+// older record and the newer lap's writer drops its own (launch_ring.h). At the end, only a writer whose copy began
+// before the last lap and ended in it can leave a slot stale: at most one per writer thread, and never a torn record.
+TEST(LaunchRing, ConcurrentWritersTearNothingAndDropOnlyWhenLappedMidCopy) {
   LaunchRing ring(kCapacity);
   std::atomic<bool> go{false};
   std::vector<std::thread> writers;
@@ -208,9 +211,13 @@ TEST(LaunchRing, ConcurrentWritersLoseNothingAndTearNothing) {
 
   EXPECT_EQ(ring.total(), uint64_t{kWriters} * kPerWriter);
   std::vector<LaunchRecord> all = ring.snapshot();
-  ASSERT_EQ(all.size(), kCapacity);
+  ASSERT_LE(all.size(), kCapacity);
+  ASSERT_GE(all.size(), kCapacity - kWriters) << "more slots stale than writers that could have been lapped mid-copy";
   for (size_t i = 0; i < all.size(); ++i) {
-    EXPECT_EQ(all[i].seq, ring.total() - kCapacity + i);
+    EXPECT_GE(all[i].seq, ring.total() - kCapacity) << "only the last lap is in the ring";
+    if (i > 0) {
+      EXPECT_GT(all[i].seq, all[i - 1].seq) << "oldest first";
+    }
     EXPECT_EQ(check(all[i]), "") << "record " << all[i].seq << " is torn";
   }
 }
