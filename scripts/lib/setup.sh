@@ -1,24 +1,54 @@
-# Sourced by scripts/test and scripts/demo: makes sure what the build needs is here, then configures and builds
-# into build/. Idempotent; a second run only rebuilds what changed.
+# Sourced by scripts/test, scripts/demo and scripts/bench: makes sure what the build needs is here, then configures
+# and builds into build/. Idempotent; a second run only rebuilds what changed, and one with nothing to do is quiet.
 #
 # Debian packages are installed with apt-get when missing and we are root; otherwise the exact apt-get line is
 # printed and we exit 2. Meson >= 1.3 (for meson.options) comes from PATH or, failing that, from a private venv in
-# .tools/ (Debian 12 ships 1.0).
+# .tools/ (Debian 12 ships 1.0). Each long step says what it does and shows that it moves (scripts/lib/progress.py);
+# its output is shown only when it fails.
+#
+# Settings (environment):
+#   FIRSTASSERT_MESON=auto   (the default) a meson >= 1.3 on PATH, else the set-up's own in .tools/venv, installed
+#                            there with pip when missing
+#   FIRSTASSERT_MESON=own    the set-up's own in .tools/venv even where one is on PATH: the path a fresh machine takes
+#                            (.ci/run sets it, so that CI checks that path)
+#   FIRSTASSERT_MESON=PATH   that meson, which must be >= 1.3
+#   FIRSTASSERT_TOOLS_DIR    where the set-up's own tools go (default: .tools in the checkout)
+#   FIRSTASSERT_BUILD_DIR    the build directory (default: build in the checkout)
+#   FIRSTASSERT_CUDA_ROOT    the CUDA toolkit whose headers are used (default: /usr/local/cuda)
 
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build_dir="${FIRSTASSERT_BUILD_DIR:-$repo_root/build}"
 extra_setup_options=()  # e.g. a sanitizer configuration, set by scripts/test
-tools_dir="$repo_root/.tools"
+tools_dir="${FIRSTASSERT_TOOLS_DIR:-$repo_root/.tools}"
 cuda_root=${FIRSTASSERT_CUDA_ROOT:-/usr/local/cuda}
+meson_choice=${FIRSTASSERT_MESON:-auto}
 
 required_packages=(
-  g++ ninja-build pkg-config python3
+  g++ binutils ninja-build pkg-config python3
   libunwind-dev libboost-stacktrace-dev libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
 )
 
 say() { printf 'firstassert setup: %s\n' "$*" >&2; }
+
+# One long step: WHAT, then the command. Its progress is shown while it runs, its output only if it fails (then we
+# exit with its status). Without Python yet (the first apt-get of a bare machine), its output is held the same way.
+run_step() {
+  local what=$1 output status
+  shift
+  if command -v python3 >/dev/null; then
+    python3 "$repo_root/scripts/lib/progress.py" "$what" -- "$@" || exit $?
+    return
+  fi
+  status=0
+  output=$("$@" 2>&1) || status=$?
+  if [ "$status" -ne 0 ]; then
+    printf '%s\n' "$output" >&2
+    say "$what failed (exit status $status; the output above is $(basename "$1")'s)"
+    exit "$status"
+  fi
+}
 
 package_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 
@@ -29,9 +59,10 @@ apt_install() {
     say "run as root: $line"
     exit 2
   fi
-  say "installing: $*"
-  DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+  say "installing Debian packages: $*"
+  export DEBIAN_FRONTEND=noninteractive
+  run_step "apt-get update" apt-get update
+  run_step "apt-get install" apt-get install -y --no-install-recommends "$@"
 }
 
 ensure_packages() {
@@ -50,18 +81,39 @@ meson_ok() {
   printf '%s\n%s\n' "1.3.0" "$version" | sort -V -C
 }
 
-ensure_meson() {
-  for candidate in meson "$tools_dir/venv/bin/meson"; do
-    if meson_ok "$candidate"; then meson_cmd=$candidate; return; fi
+# Sets meson_cmd to the meson FIRSTASSERT_MESON chooses, if it is here; returns 1 when it is not (nothing installed).
+find_meson() {
+  local candidates
+  case "$meson_choice" in
+    auto) candidates=(meson "$tools_dir/venv/bin/meson") ;;
+    own) candidates=("$tools_dir/venv/bin/meson") ;;
+    *) candidates=("$meson_choice") ;;
+  esac
+  for candidate in "${candidates[@]}"; do
+    if meson_ok "$candidate"; then meson_cmd=$candidate; return 0; fi
   done
-  say "meson >= 1.3 not found; installing it into $tools_dir/venv with pip"
+  return 1
+}
+
+ensure_meson() {
+  if find_meson; then return; fi
+  case "$meson_choice" in
+    auto | own) ;;
+    *)
+      say "FIRSTASSERT_MESON=$meson_choice is not a meson >= 1.3 (it says: $("$meson_choice" --version 2>&1 | head -n 1))"
+      exit 2
+      ;;
+  esac
+  say "installing meson >= 1.3 into $tools_dir/venv with pip$([ "$meson_choice" = own ] && echo ' (FIRSTASSERT_MESON=own)')"
+  mkdir -p "$tools_dir"
   if ! python3 -m venv "$tools_dir/venv" >/dev/null 2>&1; then
     rm -rf "$tools_dir/venv"
-    apt_install python3-venv
-    python3 -m venv "$tools_dir/venv"
+    apt_install python3-venv  # Debian's python3 makes venvs only with it
+    run_step "python3 -m venv" python3 -m venv "$tools_dir/venv"
   fi
-  "$tools_dir/venv/bin/pip" install --quiet 'meson>=1.3'
+  run_step "pip install meson" "$tools_dir/venv/bin/pip" install --disable-pip-version-check 'meson>=1.3'
   meson_cmd="$tools_dir/venv/bin/meson"
+  say "using $meson_cmd ($("$meson_cmd" --version))"
 }
 
 ensure_cuda_headers() {
@@ -71,28 +123,31 @@ ensure_cuda_headers() {
   fi
 }
 
-# Quiet when all goes well; on failure, everything the step printed (ninja prints compiler errors on stdout).
-run_quietly() {
-  local what=$1 output
-  shift
-  if ! output=$("$@" 2>&1); then
-    printf '%s\n' "$output" >&2
-    say "$what failed (the output above is meson's)"
-    exit 1
-  fi
-}
-
+# configure_and_build [MESON SETUP OPTIONS...] [-- TARGETS...]
+# A build directory configured with other options (another toolkit, tests off) is reconfigured with these: the
+# options it was set up with are kept beside it.
 configure_and_build() {
+  local setup_options=() targets=() options previous stamp="$build_dir/firstassert-setup-options"
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do setup_options+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  targets=("$@")
+  setup_options=(-Dcuda-root="$cuda_root" "${extra_setup_options[@]}" "${setup_options[@]}")
+  options="${setup_options[*]}"
   if [ ! -f "$build_dir/build.ninja" ]; then
-    run_quietly "configuring $build_dir" \
-      "$meson_cmd" setup "$build_dir" "$repo_root" -Dcuda-root="$cuda_root" "${extra_setup_options[@]}"
+    say "configuring $build_dir (meson setup)"
+    run_step "configuring $build_dir" "$meson_cmd" setup "$build_dir" "$repo_root" "${setup_options[@]}"
+  elif [ "$(cat "$stamp" 2>/dev/null)" != "$options" ]; then
+    previous=$(cat "$stamp" 2>/dev/null || echo "options not recorded")
+    say "reconfiguring $build_dir with $options (it was set up with $previous)"
+    run_step "reconfiguring $build_dir" "$meson_cmd" setup --reconfigure "$build_dir" "$repo_root" "${setup_options[@]}"
   fi
-  run_quietly "building $build_dir" "$meson_cmd" compile -C "$build_dir"
+  printf '%s\n' "$options" >"$stamp"
+  run_step "building $build_dir" "$meson_cmd" compile -C "$build_dir" "${targets[@]}"
 }
 
 setup_and_build() {
   ensure_packages
   ensure_meson
   ensure_cuda_headers
-  configure_and_build
+  configure_and_build -Dtests=true
 }
