@@ -14,7 +14,9 @@ import time
 
 from gpu_check_table import REPO_ROOT
 
-PACK_DIR = os.path.join(REPO_ROOT, "build", "gpu-check-pack")
+# Where scripts/lib/setup.sh builds (FIRSTASSERT_BUILD_DIR, else build/), and the pack beside what it was built from.
+BUILD_DIR = os.environ.get("FIRSTASSERT_BUILD_DIR") or os.path.join(REPO_ROOT, "build")
+PACK_DIR = os.path.join(BUILD_DIR, "gpu-check-pack")
 RECORDER = "libfirstassert_recorder.so"  # the half the preloaded shim loads at cuInit (src/preload/recorder_abi.h)
 BUILD_HELPER = os.path.join(REPO_ROOT, "scripts", "lib", "gpu_check_build_shim.sh")
 # Libraries every glibc system with a C++ runtime has; anything else the shim needs goes into the pack. liblzma
@@ -49,9 +51,8 @@ def find_or_build(explicit):
 
 
 def shim_paths():
-    """(where scripts/lib/setup.sh builds the shim: FIRSTASSERT_BUILD_DIR, else build/; where --pack puts it)."""
-    build_dir = os.environ.get("FIRSTASSERT_BUILD_DIR") or os.path.join(REPO_ROOT, "build")
-    return os.path.join(build_dir, "src", "preload", "libfirstassert.so"), os.path.join(PACK_DIR, "libfirstassert.so")
+    """(where scripts/lib/setup.sh builds the shim; where --pack puts it)."""
+    return os.path.join(BUILD_DIR, "src", "preload", "libfirstassert.so"), os.path.join(PACK_DIR, "libfirstassert.so")
 
 
 def recorder_of(shim):

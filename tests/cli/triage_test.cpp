@@ -23,6 +23,7 @@
 #include "cli/triage_lines.h"
 #include "cli/triage_scan.h"
 #include "cli/triage_text.h"
+#include "skip_aware.h"
 
 #ifndef FIRSTASSERT_TRIAGE_DIR
 #error "FIRSTASSERT_TRIAGE_DIR must name tests/cli/triage"
@@ -313,5 +314,5 @@ int main(int argc, char** argv) {
   if (argc > 1) g_binary = std::filesystem::absolute(argv[1]).string();
   // The golden logs are named relative to their directory, as a user names logs in theirs.
   std::filesystem::current_path(FIRSTASSERT_TRIAGE_DIR);
-  return RUN_ALL_TESTS();
+  return test_support::run_all_tests_skip_aware();
 }

@@ -36,9 +36,13 @@ Run run(const std::vector<std::string>& argv, const std::map<std::string, std::s
     size_t eq = entry.find('=');
     if (eq != std::string::npos) merged[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
-  // Whatever this test process inherited must not leak into the program under test.
-  for (const char* name : {"LD_PRELOAD", "CUDA_INJECTION64_PATH", "FIRSTASSERT_CHAINED_INJECTION", "FIRSTASSERT_DIR"})
-    merged.erase(name);
+  // Whatever this test process inherited must not leak into the program under test: each test sets what it means.
+  for (auto it = merged.begin(); it != merged.end();) {
+    const std::string& name = it->first;
+    bool leaks = name.rfind("FIRSTASSERT_", 0) == 0 || name == "LD_PRELOAD" || name == "CUDA_INJECTION64_PATH" ||
+                 name == "CUDA_LAUNCH_BLOCKING";
+    it = leaks ? merged.erase(it) : std::next(it);
+  }
   for (const auto& [k, v] : env) merged[k] = v;
 #if defined(__SANITIZE_THREAD__)
   // Under `scripts/test --sanitize=thread` the shim and the simulator are instrumented, and ThreadSanitizer's

@@ -3,9 +3,11 @@
 run end to end on the CUDA simulator: the real shim, real reports, judged into the same rows as on a GPU, with the
 checks shown able to fail.
 
-usage: gpu_check_test.py SHIM SIM_DIR
+usage: gpu_check_test.py SHIM SIM_DIR NVCC [TEST_NAME ...] [--except PATTERN ...]
        SHIM     build/src/preload/libfirstassert.so
        SIM_DIR  build/tests/sim (the simulator's libcuda.so.1, libcudart.so.13, libcupti.so.13, libsimkernels.so)
+       NVCC     the nvcc of the toolkit the build was configured with (meson's cuda-root), present or not
+       then which tests, as tests/support/skip_aware.py takes them
 """
 import contextlib
 import io
@@ -23,6 +25,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 SCRIPT = os.path.join(REPO, "scripts", "gpu-check")
 sys.path.insert(0, os.path.join(REPO, "scripts", "lib"))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(REPO, "tests", "support"))
 
 import elf_symbols  # noqa: E402
 import gpu_check  # noqa: E402
@@ -30,11 +33,12 @@ import gpu_check_build  # noqa: E402
 import gpu_check_probes as probes  # noqa: E402
 import gpu_check_shim  # noqa: E402
 import gpucase  # noqa: E402
+import skip_aware  # noqa: E402
 from gpu_check_judge import failing_line, judge, short_kernel_name  # noqa: E402
 from gpu_check_run import Outcome, environment, run  # noqa: E402
 from gpu_check_table import CASES, MODES, PROBE_PROGRAMS, Case, Mode  # noqa: E402
 
-SHIM = SIM_DIR = None
+SHIM = SIM_DIR = NVCC = None
 MODE = {mode.name: mode for mode in MODES}
 
 
@@ -101,12 +105,23 @@ class CommandLine(unittest.TestCase):
             self.assertEqual(gpu_check_shim.load_error(os.path.join(pack, "libfirstassert.so"), pack), "")
 
 
-    @unittest.skipIf(shutil.which("meson", path="/usr/bin:/bin"), "a meson there could build the shim")
     def test_no_shim_and_no_way_to_build_one_is_one_line_and_status_2(self):
-        if os.path.isfile(gpu_check_shim.shim_paths()[1]):
-            self.skipTest("a packed shim is there (scripts/gpu-check --pack), which would be used")
+        # What gpu-check could find is set here, whatever this machine has: no build or pack (an empty build
+        # directory), no Meson it may use (the set-up's tools directory empty, and a meson 1.0 first on PATH, as
+        # Debian 12's), and no torch.
         with tempfile.TemporaryDirectory() as empty:
-            env = dict(os.environ, PATH="/usr/bin:/bin", FIRSTASSERT_BUILD_DIR=os.path.join(empty, "build"))
+            bin_dir, fake = os.path.join(empty, "bin"), os.path.join(empty, "python")
+            os.makedirs(bin_dir)
+            with open(os.path.join(bin_dir, "meson"), "w") as f:
+                f.write("#!/bin/sh\necho 1.0.1\n")
+            os.chmod(os.path.join(bin_dir, "meson"), 0o755)
+            os.makedirs(os.path.join(fake, "torch"))
+            with open(os.path.join(fake, "torch", "__init__.py"), "w") as f:
+                f.write("raise ImportError('no torch here')\n")
+            env = {k: v for k, v in os.environ.items() if not k.startswith("FIRSTASSERT_")}
+            env.update(PATH=bin_dir + ":/usr/bin:/bin", PYTHONPATH=fake,
+                       FIRSTASSERT_BUILD_DIR=os.path.join(empty, "build"),
+                       FIRSTASSERT_TOOLS_DIR=os.path.join(empty, "tools"))
             done = subprocess.run([sys.executable, os.path.join(REPO, "scripts", "lib", "gpu_check.py")], env=env,
                                   capture_output=True, text=True, timeout=120)
         self.assertEqual(done.returncode, 2)
@@ -129,10 +144,12 @@ class CasePrograms(unittest.TestCase):
                 marked = failing_line(case.source)
                 self.assertEqual(marked == 0, case.healthy, "a failing case marks its failing op, the healthy none")
 
-    @unittest.skipIf(gpu_check_build.find_nvcc() is None, "no nvcc here")
     def test_every_nvcc_program_builds_for_the_gpu(self):
-        # As scripts/gpu-check builds them on the GPU machine (the device code for sm_90 too; nothing runs here).
-        nvcc = gpu_check_build.find_nvcc()
+        # As scripts/gpu-check builds them on the GPU machine (the device code for sm_90 too; nothing runs here),
+        # with the toolkit the build was configured with. Its own meson test (gpu_check_nvcc).
+        if not os.access(NVCC, os.X_OK):
+            self.skipTest(f"no nvcc at {NVCC} (meson's cuda-root)")
+        nvcc = NVCC
         programs = [case for case in CASES if not case.python] + list(PROBE_PROGRAMS.values())
         with tempfile.TemporaryDirectory() as out:
             for case in programs:
@@ -302,8 +319,7 @@ class Pieces(unittest.TestCase):
                  "indexSelectLargeIndex")):
             self.assertEqual(short_kernel_name(name), short)
 
-    @unittest.skipIf(shutil.which("nm") is None, "no nm here")
-    def test_dynamic_symbols_are_what_nm_lists(self):
+    def test_dynamic_symbols_are_what_nm_lists(self):  # nm: binutils, which scripts/lib/setup.sh installs
         for path in (SHIM, os.path.join(SIM_DIR, "libcuda.so.1")):
             with self.subTest(path=path):
                 listed = {}
@@ -323,7 +339,7 @@ class Pieces(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 3:
+    if len(sys.argv) < 4:
         sys.exit(__doc__)
-    SHIM, SIM_DIR = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    unittest.main(argv=[sys.argv[0]] + sys.argv[3:], verbosity=2)
+    SHIM, SIM_DIR, NVCC = (os.path.abspath(a) for a in sys.argv[1:4])
+    skip_aware.main(sys.argv[4:])
