@@ -10,8 +10,8 @@ What it shows, on stderr:
   - a build (ninja, as `meson compile` runs it): "WHAT: n of N" with the step being run, on one line rewritten in
     place on a terminal; in a log, a plain line each time another tenth of the steps is done, and the last one. A build
     with nothing to do prints nothing.
-  - any other command: on a terminal, its latest output line after WHAT, rewritten in place, then nothing; in a log,
-    nothing beyond the line the caller printed before.
+  - any other command: on a terminal, once it has run for a second, its latest output line after WHAT, rewritten in
+    place, then nothing; in a log, nothing beyond the line the caller printed before.
   - a failure: everything the command printed, then one line saying which step failed.
 Exit status: the command's (127 when it cannot be started).
 """
@@ -28,6 +28,7 @@ STATUS_MARK = "@firstassert-step "
 STATUS = re.compile(re.escape(STATUS_MARK) + r"(\d+)/(\d+) (.*)")
 KEPT_OUTPUT = 4 << 20  # bytes of a failing command's output shown: its end, where the error is
 REDRAW_EVERY = 0.1  # seconds between two redraws of the terminal line
+QUIET_FOR = 1.0  # seconds a command's own output is not shown: a step that ends sooner (nothing to do) shows nothing
 
 
 class Display:
@@ -42,6 +43,7 @@ class Display:
         self.tenths_said = -1  # a log gets its first line at the first step
         self.said_last = False
         self.steps = 0
+        self.started = time.monotonic()
 
     def show_step(self, done, total, description):
         self.steps = max(self.steps, done)
@@ -59,7 +61,7 @@ class Display:
             self.tenths_said = tenth
 
     def show_output(self, line):
-        if self.terminal and line.strip():
+        if self.terminal and line.strip() and time.monotonic() - self.started >= QUIET_FOR:
             self.draw(f"{self.what}: {line.strip()}")
 
     def draw(self, text, force=False):
