@@ -131,7 +131,9 @@ configure_and_build() {
   while [ $# -gt 0 ] && [ "$1" != -- ]; do setup_options+=("$1"); shift; done
   [ $# -gt 0 ] && shift
   targets=("$@")
-  setup_options=(-Dcuda-root="$cuda_root" "${extra_setup_options[@]}" "${setup_options[@]}")
+  # Fatal warnings: a feature newer than meson.build's meson_version (the set-up installs the newest Meson, where
+  # it would work) fails here, not on a machine with an older Meson >= 1.3 on PATH.
+  setup_options=(--fatal-meson-warnings -Dcuda-root="$cuda_root" "${extra_setup_options[@]}" "${setup_options[@]}")
   options="${setup_options[*]}"
   if [ ! -f "$build_dir/build.ninja" ]; then
     say "configuring $build_dir (meson setup)"
