@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Test: the notebook helper, firstassert_notebook, with the simulator (stdlib unittest, no pytest).
+"""Test: the Python package firstassert in a notebook's ways, with the simulator (stdlib unittest, no pytest).
 
-usage: notebook_test.py MODULE SHIM SIM_DIR
-       notebook_test.py --child[-enable-early|-slot-taken] MODULE SHIM SIM_DIR [REPORT_DIR]
-       MODULE   the configured firstassert_notebook.py (build tree)
+usage: notebook_test.py PACKAGE_ROOT SHIM SIM_DIR
+       notebook_test.py --child[-enable-early|-slot-taken] PACKAGE_ROOT SHIM SIM_DIR [REPORT_DIR]
+       PACKAGE_ROOT  build/python, which holds the build tree's copy of the package
        SHIM     build/src/preload/libfirstassert.so
        SIM_DIR  build/tests/sim (libcudart.so.13, libsimkernels.so)
 
@@ -22,7 +22,7 @@ import unittest
 
 THIS_FILE = os.path.abspath(__file__)
 NLL_LOSS_MANGLED = "_ZN2at6native38nll_loss_forward_reduce_cuda_kernel_2dIflEEvPT_S3_PKS2_PKT0_S5_bllll"
-MODULE = SHIM = SIM_DIR = None
+PACKAGE_ROOT = SHIM = SIM_DIR = None
 
 
 def marker_line(marker):
@@ -47,9 +47,9 @@ def launch_nll_loss(cudart, kernels, loss, weight_sum, logits, labels):
     return cudart.cudaLaunchKernel(stub, dim3(1, 1, 1), dim3(32, 1, 1), argv, 0, None)  # LAUNCH_LINE
 
 
-def child(module_path, shim, sim_dir, report_dir):
-    sys.path.insert(0, os.path.dirname(module_path))
-    import firstassert_notebook as fa
+def child(package_root, shim, sim_dir, report_dir):
+    sys.path.insert(0, package_root)
+    import firstassert as fa
     # PyDLL keeps the GIL held during the calls, as a framework's C++ extension does: Python frames are recorded.
     kernels = ctypes.PyDLL(os.path.join(sim_dir, "libsimkernels.so"), mode=ctypes.RTLD_GLOBAL)
     cudart = ctypes.PyDLL(os.path.join(sim_dir, "libcudart.so.13"), mode=ctypes.RTLD_GLOBAL)
@@ -74,10 +74,10 @@ def child(module_path, shim, sim_dir, report_dir):
     return 0 if (launched, synced) == (0, 710) and fa.report_path() else 4
 
 
-def child_enable_early(module_path, shim, sim_dir):
+def child_enable_early(package_root, shim, sim_dir):
     """enable() before CUDA's libraries are loaded refuses, without spending the process's one activation."""
-    sys.path.insert(0, os.path.dirname(module_path))
-    import firstassert_notebook as fa
+    sys.path.insert(0, package_root)
+    import firstassert as fa
     early, _, early_err = captured(fa.enable, lib=shim)
     ctypes.PyDLL(os.path.join(sim_dir, "libcudart.so.13"), mode=ctypes.RTLD_GLOBAL)
     late, _, late_err = captured(fa.enable, lib=shim)
@@ -85,10 +85,10 @@ def child_enable_early(module_path, shim, sim_dir):
     return 0
 
 
-def child_slot_taken(module_path, shim, sim_dir):
+def child_slot_taken(package_root, shim, sim_dir):
     """Another tool holds CUPTI's only subscriber slot: enable() returns False with one line."""
-    sys.path.insert(0, os.path.dirname(module_path))
-    import firstassert_notebook as fa
+    sys.path.insert(0, package_root)
+    import firstassert as fa
     ctypes.PyDLL(os.path.join(sim_dir, "libcudart.so.13"), mode=ctypes.RTLD_GLOBAL)
     cupti = ctypes.PyDLL(os.path.join(sim_dir, "libcupti.so.13"), mode=ctypes.RTLD_GLOBAL)
     callback_type = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_uint, ctypes.c_void_p)
@@ -106,14 +106,14 @@ def child_slot_taken(module_path, shim, sim_dir):
 def run_child(mode, *args):
     env = {k: v for k, v in os.environ.items()
            if k not in ("LD_PRELOAD", "CUDA_INJECTION64_PATH", "FIRSTASSERT_DIR", "FIRSTASSERT_LIB")}
-    return subprocess.run([sys.executable, THIS_FILE, mode, MODULE, SHIM, SIM_DIR] + list(args),
+    return subprocess.run([sys.executable, THIS_FILE, mode, PACKAGE_ROOT, SHIM, SIM_DIR] + list(args),
                           capture_output=True, text=True, env=env, timeout=90)
 
 
 def import_module():
-    sys.path.insert(0, os.path.dirname(MODULE))
-    import firstassert_notebook
-    return firstassert_notebook
+    sys.path.insert(0, PACKAGE_ROOT)
+    import firstassert
+    return firstassert
 
 
 def captured(function, *args, **kwargs):
@@ -279,7 +279,7 @@ if __name__ == "__main__":
         sys.exit(children[sys.argv[1]](*sys.argv[2:]))
     if len(sys.argv) != 4:
         sys.exit(__doc__)
-    MODULE, SHIM, SIM_DIR = (os.path.abspath(a) for a in sys.argv[1:])
+    PACKAGE_ROOT, SHIM, SIM_DIR = (os.path.abspath(a) for a in sys.argv[1:])
     sys.path.insert(0, os.path.join(os.path.dirname(THIS_FILE), "..", "support"))
     import skip_aware
     skip_aware.main([])

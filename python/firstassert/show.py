@@ -1,0 +1,170 @@
+"""A firstassert report for a person: what failed first, where it was launched from, what to check."""
+
+import os
+import sys
+import textwrap
+
+from .reports import default_dir, last_report, read_report
+
+
+def _short_name(signature):
+    """'void at::native::k<float, long>(float*, ...)' -> 'k', as the shim's stderr summary names kernels."""
+    if not signature:
+        return "?"
+    outer, depth = [], 0
+    for ch in signature:
+        if ch in "<({[":
+            depth += 1
+        elif ch in ">)}]" and depth > 0:
+            depth -= 1
+        elif depth == 0:
+            outer.append(ch)
+    words = "".join(outer).split()
+    name = words[-1].split("::")[-1] if words else ""
+    return name or signature
+
+
+def _dims(value):
+    try:
+        return "(%s)" % ",".join(str(v) for v in value)
+    except TypeError:
+        return "(?)"
+
+
+def _python_frame(frame):
+    return "%s:%s in %s" % (frame.get("file") or "?", frame.get("line", "?"), frame.get("function") or "?")
+
+
+def _native_frame(frame):
+    module = os.path.basename(frame.get("module") or "?")
+    function = frame.get("function")
+    if function:
+        where = ""
+        if frame.get("file"):
+            where = " (%s:%s)" % (os.path.basename(frame["file"]), frame.get("line") or "?")
+        return "%s%s  [%s]" % (_short_name(function.split(" [clone ")[0]) + "()", where, module)
+    return "%s+%s" % (module, frame.get("offset") or frame.get("pc") or "?")
+
+
+def _user_file(path):
+    """Library code is where the failing call ends, not where the bug is (the shim's summary makes the same cut)."""
+    return bool(path) and not any(part in path for part in (
+        "/site-packages/", "/dist-packages/", "/lib/python3", "<frozen", "/torch/", "<string>"))
+
+
+def _launch_line(launch):
+    return "<<<%s, %s, %s bytes shared, stream %s%s>>> via %s, device %s, thread %s" % (
+        _dims(launch.get("grid")), _dims(launch.get("block")), launch.get("shared_mem", "?"),
+        launch.get("stream", "?"), " (per-thread default)" if launch.get("per_thread_default_stream") else "",
+        launch.get("api", "?"), launch.get("device", "?"), launch.get("thread", "?"))
+
+
+def _message_line(message):
+    return "%s:%s: %s: block %s, thread %s: `%s` failed" % (
+        message.get("file", "?"), message.get("line", "?"), message.get("function", "?"),
+        _dims(message.get("block")), _dims(message.get("thread")), message.get("condition", "?"))
+
+
+def _kernel_label(launch):
+    if launch.get("graph"):
+        return "(a CUDA graph)"
+    return _short_name(launch.get("kernel") or launch.get("mangled"))
+
+
+def show(report=None, native_frames=8, file=None):
+    """Prints a readable summary of a report: a dict from last_report(), a report file's path, or None (the newest
+    report in $FIRSTASSERT_DIR or the working directory)."""
+    out = file or sys.stdout
+    if report is None:
+        report = last_report()
+        if report is None:
+            print("firstassert: no report in %s" % default_dir(), file=out)
+            return
+    elif not isinstance(report, dict):
+        path = os.fspath(report)
+        report = last_report(path) if os.path.isdir(path) else read_report(path)[0]
+        if report is None:
+            print("firstassert: no report at %s" % path, file=out)
+            return
+
+    def line(label, text=""):
+        print(("  %-12s %s" % (label, text)).rstrip(), file=out)
+
+    def more(text):
+        print("  %-12s %s" % ("", text), file=out)
+
+    process = report.get("process") or {}
+    print("firstassert report %s (%s, written %s)" % (
+        report.get("_path", ""), "final" if report.get("final") else "written at detection; not final",
+        report.get("written_at", "?")), file=out)
+    line("process", "pid %s on %s: %s" % (process.get("pid", "?"), process.get("host", "?"),
+                                          " ".join(process.get("argv") or [])))
+
+    first = report.get("first_error")
+    if first:
+        line("first error", "%s (%s) %s, reported by %s on thread %s" % (
+            first.get("name", "?"), first.get("code", "?"), first.get("description", ""), first.get("api", "?"),
+            first.get("thread", "?")))
+    else:
+        line("first error", "none")
+
+    culprit = report.get("culprit")
+    if culprit:
+        line("kernel", _kernel_label(culprit))
+        if culprit.get("kernel"):
+            for part in textwrap.wrap(culprit["kernel"], 100, break_on_hyphens=False) or [""]:
+                more(part)
+        line("launch", _launch_line(culprit))
+        line("confidence", "%s: %s" % (culprit.get("confidence", "?"), culprit.get("reason", "")))
+        message = culprit.get("device_message")
+        if message:
+            line("device", _message_line(message))
+        elif report.get("device_messages"):
+            line("device", "%d message(s), none matched to this kernel: %s" % (
+                len(report["device_messages"]), _message_line(report["device_messages"][0])))
+        else:
+            line("device", "no assertion line read (they are read when the shim is preloaded)")
+        hint = culprit.get("hint")
+        if hint:
+            line("hint", hint.get("title", ""))
+            for part in textwrap.wrap(hint.get("text", ""), 100):
+                more(part)
+        else:
+            line("hint", "none for this kernel and error")
+        frames = culprit.get("python_stack") or []
+        if frames:
+            user = [f for f in frames if _user_file(f.get("file"))]
+            line("called from", _python_frame(user[0] if user else frames[0]))
+            line("Python", _python_frame(frames[0]))
+            for frame in frames[1:]:
+                more(_python_frame(frame))
+        else:
+            line("Python", "none (a CPython other than 3.9 to 3.13, a debug or free-threaded build, or "
+                           "FIRSTASSERT_PYTHON=0)")
+        natives = culprit.get("native_stack") or []
+        if natives:
+            shown = natives[:native_frames]
+            line("native", _native_frame(shown[0]))
+            for frame in shown[1:]:
+                more(_native_frame(frame))
+            if len(natives) > len(shown):
+                more("... %d more in the report" % (len(natives) - len(shown)))
+        else:
+            line("native", "no frames")
+    else:
+        line("kernel", "not known (no launch recorded before the error)")
+
+    others = [c for c in report.get("candidates") or [] if not culprit or c.get("seq") != culprit.get("seq")]
+    if others:
+        line("candidates", "%d other launch(es) not known to have completed: %s" % (
+            len(others), ", ".join(_kernel_label(c) for c in others[:5]) + (" ..." if len(others) > 5 else "")))
+    for error in report.get("launch_errors") or []:
+        line("refused", "%s %s: %s (%s)" % (_kernel_label(error), _launch_line(error), error.get("name", "?"),
+                                            error.get("code", "?")))
+    secondary = report.get("secondary") or {}
+    count = secondary.get("count", 0)
+    line("secondary", "%s later error(s) caused by the first%s%s" % (
+        count, "" if report.get("final") else " so far", ":" if secondary.get("sites") else ""))
+    for site in secondary.get("sites") or []:
+        more("%s -> %s (%s) x%s" % (site.get("api", "?"), site.get("name", "?"), site.get("code", "?"),
+                                    site.get("count", "?")))
