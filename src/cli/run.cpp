@@ -15,6 +15,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "preload_path.h"
 #include "report_reader.h"
 
 #ifndef FIRSTASSERT_INSTALL_LIBDIR
@@ -32,7 +33,9 @@ const char* kUsage =
     "  exit status or the signal that killed it, and lists the reports written meanwhile.\n"
     "  --sync MODE  FIRSTASSERT_SYNC for the job: off (default), all, every:N or kernel:REGEX\n"
     "  --dir DIR    where reports go (FIRSTASSERT_DIR; default: the current directory)\n"
-    "  The library is found through FIRSTASSERT_LIB, beside this program (../lib), or in the install prefix.\n";
+    "  The library is found through FIRSTASSERT_LIB, beside this program (../lib, or the same directory), or in\n"
+    "  the install prefix. A path LD_PRELOAD cannot carry (it holds a space or colon) is reached through a link in\n"
+    "  $XDG_RUNTIME_DIR/firstassert-UID (else /tmp/firstassert-UID).\n";
 
 volatile sig_atomic_t child_pid = 0;
 
@@ -119,8 +122,20 @@ int run_command(const Args& args, std::ostream& out, std::ostream& err, const st
     return kBadInput;
   }
 
+  std::string why;
+  const char* runtime_dir = std::getenv("XDG_RUNTIME_DIR");
+  std::string link_root = runtime_dir != nullptr && *runtime_dir == '/' && fs::is_directory(runtime_dir, ec)
+                              ? runtime_dir
+                              : "/tmp";
+  std::string carried = preloadable_path(shim, link_root, why);
+  if (carried.empty()) {
+    err << "firstassert run: the shim's path, " << shim << ", holds a space or colon, which LD_PRELOAD cannot carry, "
+        << "and no link without one could be made (" << why << "); set FIRSTASSERT_LIB to a copy of "
+        << "libfirstassert.so and libfirstassert_recorder.so in a directory without one\n";
+    return kBadInput;
+  }
   const char* preload = std::getenv("LD_PRELOAD");
-  std::string new_preload = shim + (preload != nullptr && *preload != '\0' ? std::string(":") + preload : "");
+  std::string new_preload = carried + (preload != nullptr && *preload != '\0' ? std::string(":") + preload : "");
   setenv("LD_PRELOAD", new_preload.c_str(), 1);
   setenv("FIRSTASSERT_DIR", report_dir.c_str(), 1);
   if (!sync.empty()) setenv("FIRSTASSERT_SYNC", sync.c_str(), 1);

@@ -3,7 +3,9 @@
 // FIRSTASSERT_UPDATE_GOLDEN=1 rewrites the expected texts from what the command prints.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -46,6 +48,50 @@ TEST(CliRun, KeepsTheJobsExitStatusAndOutputAndListsItsReport) {
   ASSERT_EQ(reports.size(), 1u) << r.err;
   EXPECT_NE(r.err.find("firstassert: report: " + reports[0] + "\n"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("firstassert: first device-side assert"), std::string::npos);
+}
+
+// pip may install into a path with a space (a venv in "My Projects") or a colon, which LD_PRELOAD splits on: run
+// reaches the shim through a per-user link without one, and the shim still finds its recorder beside itself.
+TEST(CliRun, AShimUnderAPathWithASpaceOrColonIsStillPreloaded) {
+  for (const char* odd : {"my venv", "a:b"}) {
+    SCOPED_TRACE(odd);
+    e2e::TempDir dir, links;
+    std::string native = dir.path() + "/" + odd + "/_native";
+    fs::create_directories(native);
+    for (const fs::path& library : {fs::path(FIRSTASSERT_SHIM), fs::path(FIRSTASSERT_SHIM).parent_path() /
+                                                                   "libfirstassert_recorder.so"})
+      fs::copy_file(library, native + "/" + library.filename().string());
+    e2e::Run r = cli({"run", "--dir", dir.path(), "--", RUNTIME_JOB}, dir.path(),
+                     {{"FIRSTASSERT_LIB", native + "/libfirstassert.so"}, {"XDG_RUNTIME_DIR", links.path()}});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_EQ(dir.files("firstassert-").size(), 1u) << r.err;
+    EXPECT_NE(r.err.find("firstassert: first device-side assert"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("cannot"), std::string::npos) << "the recorder was found beside the shim: " << r.err;
+    fs::path own = links.path() + "/firstassert-" + std::to_string(::getuid());
+    EXPECT_EQ(fs::status(own).permissions() & fs::perms::all, fs::perms::owner_all);
+    size_t made = 0;
+    for (const fs::directory_entry& link : fs::directory_iterator(own)) {
+      EXPECT_EQ(fs::read_symlink(link.path()), fs::path(native));
+      ++made;
+    }
+    EXPECT_EQ(made, 1u);
+  }
+}
+
+TEST(CliRun, AShimPathLdPreloadCannotCarryAndNoPlaceForALinkIsOneLine) {
+  e2e::TempDir dir, links;
+  std::string native = dir.path() + "/my venv";
+  fs::create_directories(native);
+  fs::copy_file(FIRSTASSERT_SHIM, native + "/libfirstassert.so");
+  // Another user's directory, or one open to others, is refused: someone could point the link at their library.
+  fs::create_directories(links.path() + "/firstassert-" + std::to_string(::getuid()));
+  fs::permissions(links.path() + "/firstassert-" + std::to_string(::getuid()), fs::perms::all);
+  e2e::Run r = cli({"run", "--", "true"}, dir.path(),
+                   {{"FIRSTASSERT_LIB", native + "/libfirstassert.so"}, {"XDG_RUNTIME_DIR", links.path()}});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("holds a space or colon, which LD_PRELOAD cannot carry"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is not a directory of this user's alone"), std::string::npos) << r.err;
 }
 
 // As under torchrun or mpirun: a launcher starting several ranks, each inheriting the shim.
