@@ -56,6 +56,23 @@ std::vector<std::string> candidates_near(const std::string& library) {
   return out;
 }
 
+// Installed by pip, the recorder is site-packages/firstassert/_native/libfirstassert_recorder.so, and PyTorch's CUDA
+// wheels put CUPTI in the same site-packages (nvidia/cu13/lib for CUDA 13, nvidia/cuda_cupti/lib for 12): found
+// there even when the runtime the job loaded came from elsewhere (a toolkit without CUPTI).
+std::vector<std::string> candidates_in_own_environment() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&candidates_in_own_environment), &info) == 0 || info.dli_fname == nullptr)
+    return {};
+  std::string own = directory_of(info.dli_fname);
+  if (!own.ends_with("/_native")) return {};
+  std::string site = directory_of(directory_of(own));
+  std::vector<std::string> out;
+  for (const char* wheel : {"/nvidia/cu13/lib/", "/nvidia/cuda_cupti/lib/", "/nvidia/cu12/lib/"}) {
+    for (const char* soname : kSonames) out.push_back(site + wheel + soname);
+  }
+  return out;
+}
+
 bool resolve(void* handle, CuptiLibrary& lib) {
   lib.subscribe = reinterpret_cast<decltype(lib.subscribe)>(dlsym(handle, "cuptiSubscribe"));
   lib.subscribe_v2 = reinterpret_cast<decltype(lib.subscribe_v2)>(dlsym(handle, "cuptiSubscribe_v2"));
@@ -117,11 +134,15 @@ CuptiLibrary open_cupti(const std::string& explicit_path, std::string& why) {
       }
     }
   }
+  for (const std::string& candidate : candidates_in_own_environment()) {
+    if (access(candidate.c_str(), R_OK) == 0 && try_open(candidate, flags, lib, nullptr)) return lib;
+  }
   std::string last_error;
   for (const char* soname : kSonames) {
     if (try_open(soname, flags, lib, &last_error)) return lib;
   }
-  why = "no CUPTI library found beside the loaded CUDA runtime or driver, nor as libcupti.so.13/12 (" + last_error +
+  why = "no CUPTI library found beside the loaded CUDA runtime or driver, in this environment's nvidia/ wheels, "
+        "nor as libcupti.so.13/12 (" + last_error +
         "); set FIRSTASSERT_CUPTI to its path";
   return lib;
 }

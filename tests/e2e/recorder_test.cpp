@@ -64,6 +64,27 @@ TEST(Recorder, RuntimeJobUnderLdPreload) {
   EXPECT_NE(o.run.err.find("Assertion `t >= 0 && t < n_classes` failed."), std::string::npos);
 }
 
+// As pip lays it out: the shim in site-packages/firstassert/_native/, PyTorch's CUDA 13 wheels' CUPTI in
+// site-packages/nvidia/cu13/lib/, and a runtime loaded from a directory without CUPTI (LD_LIBRARY_PATH).
+TEST(Recorder, CuptiOfTheNvidiaWheelsInTheShimsOwnEnvironment) {
+  namespace fs = std::filesystem;
+  e2e::TempDir dir, site, runtime;
+  std::string native = site.path() + "/firstassert/_native", wheel = site.path() + "/nvidia/cu13/lib";
+  fs::create_directories(native);
+  fs::create_directories(wheel);
+  for (const char* name : {"libfirstassert.so", "libfirstassert_recorder.so"})
+    fs::copy_file(fs::path(kShim).parent_path() / name, native + "/" + name);
+  fs::copy_file(std::string(SIM_DIR) + "/libcupti.so.13", wheel + "/libcupti.so.13");
+  for (const char* name : {"libcudart.so.13", "libcuda.so.1"})
+    fs::copy_file(std::string(SIM_DIR) + "/" + name, runtime.path() + "/" + name);
+  Outcome o = run_in(dir, {RUNTIME_JOB},
+                     {{"LD_PRELOAD", native + "/libfirstassert.so"}, {"LD_LIBRARY_PATH", runtime.path()}});
+  EXPECT_EQ(o.run.exit_code, 1);
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  EXPECT_EQ(o.report["tool"]["backend"], "cupti") << o.run.err;
+  EXPECT_EQ(o.report["tool"]["cupti"], fs::canonical(wheel + "/libcupti.so.13").string());
+}
+
 TEST(Recorder, RuntimeJobUnderCudaInjection) {
   e2e::TempDir dir;
   Outcome o = run_in(dir, {RUNTIME_JOB}, {{"CUDA_INJECTION64_PATH", kShim}});
