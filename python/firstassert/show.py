@@ -24,6 +24,15 @@ def _short_name(signature):
     return name or signature
 
 
+def _without_clone_suffix(name):
+    """GNU's "f(int) [clone .isra.0]" and LLVM's "f(int) (.isra.0)" (core/demangle.h) both give "f(int)"."""
+    name = name.split(" [clone .")[0]
+    llvm = name.rfind(" (.")
+    if llvm >= 0 and name.endswith(")") and "(" not in name[llvm + 2:] and name.find(")", llvm) == len(name) - 1:
+        name = name[:llvm]
+    return name
+
+
 def _dims(value):
     try:
         return "(%s)" % ",".join(str(v) for v in value)
@@ -42,7 +51,7 @@ def _native_frame(frame):
         where = ""
         if frame.get("file"):
             where = " (%s:%s)" % (os.path.basename(frame["file"]), frame.get("line") or "?")
-        return "%s%s  [%s]" % (_short_name(function.split(" [clone ")[0]) + "()", where, module)
+        return "%s%s  [%s]" % (_short_name(_without_clone_suffix(function)) + "()", where, module)
     return "%s+%s" % (module, frame.get("offset") or frame.get("pc") or "?")
 
 

@@ -24,6 +24,7 @@ extra_setup_options=()  # e.g. a sanitizer configuration, set by scripts/test
 tools_dir="${FIRSTASSERT_TOOLS_DIR:-$repo_root/.tools}"
 cuda_root=${FIRSTASSERT_CUDA_ROOT:-/usr/local/cuda}
 meson_choice=${FIRSTASSERT_MESON:-auto}
+tested_binaries=""  # -Dtested-binaries: the shim and command the suites run, when not this build's (scripts/test --wheel)
 
 required_packages=(
   g++ binutils ninja-build pkg-config python3
@@ -141,7 +142,11 @@ configure_and_build() {
   elif [ "$(cat "$stamp" 2>/dev/null)" != "$options" ]; then
     previous=$(cat "$stamp" 2>/dev/null || echo "options not recorded")
     say "reconfiguring $build_dir with $options (it was set up with $previous)"
-    run_step "reconfiguring $build_dir" "$meson_cmd" setup --reconfigure "$build_dir" "$repo_root" "${setup_options[@]}"
+    # Read meson.options anew first: an option added since the directory was set up is unknown until then.
+    run_step "reconfiguring $build_dir" "$meson_cmd" setup --reconfigure --fatal-meson-warnings "$build_dir" "$repo_root"
+    local defines=()
+    for option in "${setup_options[@]}"; do [[ "$option" == -D* ]] && defines+=("$option"); done
+    run_step "reconfiguring $build_dir" "$meson_cmd" configure "$build_dir" "${defines[@]}"
   fi
   printf '%s\n' "$options" >"$stamp"
   run_step "building $build_dir" "$meson_cmd" compile -C "$build_dir" "${targets[@]}"
@@ -151,5 +156,5 @@ setup_and_build() {
   ensure_packages
   ensure_meson
   ensure_cuda_headers
-  configure_and_build -Dtests=true
+  configure_and_build -Dtests=true -Dtested-binaries="$tested_binaries"
 }

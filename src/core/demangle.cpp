@@ -34,4 +34,12 @@ std::string short_kernel_name(const std::string& demangled) {
   return start == std::string::npos ? name : name.substr(start + 1);
 }
 
+std::string without_clone_suffix(const std::string& demangled) {
+  if (size_t gnu = demangled.find(" [clone ."); gnu != std::string::npos) return demangled.substr(0, gnu);
+  if (size_t llvm = demangled.rfind(" (."); llvm != std::string::npos && demangled.back() == ')' &&
+      demangled.find_first_of("()", llvm + 2) == demangled.size() - 1)
+    return demangled.substr(0, llvm);
+  return demangled;
+}
+
 }  // namespace firstassert

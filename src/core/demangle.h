@@ -11,4 +11,9 @@ std::string demangle(const char* mangled);
 // long>(float*, ...)": the unqualified function name without template arguments, for one-line summaries.
 std::string short_kernel_name(const std::string& demangled);
 
+// The name without the suffix the compiler's clones of a function carry, as either demangler writes it: GNU's
+// "f(int) [clone .constprop.0] [clone .isra.0]" and LLVM's "f(int) (.constprop.0.isra.0)" (the wheel's recorder is
+// built with LLVM's libc++abi) both give "f(int)".
+std::string without_clone_suffix(const std::string& demangled);
+
 }  // namespace firstassert

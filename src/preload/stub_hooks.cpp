@@ -119,6 +119,14 @@ Ret missing(const char* name) {
 
 namespace fas = firstassert::stub;
 
+// The calls on are tail calls, so the stub leaves no frame of its own in the launch's stack. GCC makes them so by
+// itself; clang (the wheel's zig toolchain) does not when arguments pass on the stack (cudaLaunchKernel) unless told.
+#if defined(__clang__)
+#define FIRSTASSERT_TAIL [[clang::musttail]]
+#else
+#define FIRSTASSERT_TAIL
+#endif
+
 // Each hook is a hidden function (so that its own address is always its own, whatever else is preloaded) and an
 // exported alias under the CUDA name; recorder_<name> is the recorder's implementation, once the recorder is loaded.
 #define FIRSTASSERT_STUB_HOOK(DOMAIN, cbid, Params, Ret, name, base, per_thread, decl, args)                    \
@@ -133,8 +141,9 @@ namespace fas = firstassert::stub;
     auto fn = reinterpret_cast<Fn>(                                                                           \
         fas::resolve(fas::real_##name, #name, reinterpret_cast<const void*>(&firstassert_hook_##name)));      \
     if (fn == nullptr) return fas::missing<Ret>(#name);                                                       \
-    if (auto recorder = reinterpret_cast<Fn>(fas::recorder_##name.load(std::memory_order_acquire))) return recorder args; \
-    return fn args;                                                                                           \
+    auto recorder = reinterpret_cast<Fn>(fas::recorder_##name.load(std::memory_order_acquire));               \
+    if (recorder != nullptr) FIRSTASSERT_TAIL return recorder args;                                           \
+    FIRSTASSERT_TAIL return fn args;                                                                          \
   }                                                                                                           \
   FIRSTASSERT_INTERPOSE Ret name decl __attribute__((alias("firstassert_hook_" #name)));
 

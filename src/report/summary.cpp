@@ -53,9 +53,7 @@ std::string native_origin(const LaunchRecord& r, size_t frames) {
     std::string where = f.file.empty() ? "" : f.file.substr(f.file.rfind('/') + 1) + ":" + std::to_string(f.line);
     std::string module = f.module.substr(f.module.rfind('/') + 1);
     if (!f.function.empty()) {
-      std::string function = f.function;
-      if (size_t clone = function.find(" [clone "); clone != std::string::npos) function.resize(clone);
-      out += short_kernel_name(function) + (where.empty() ? "" : " (" + where + ")");
+      out += short_kernel_name(without_clone_suffix(f.function)) + (where.empty() ? "" : " (" + where + ")");
     } else {
       char offset[32];
       std::snprintf(offset, sizeof offset, "+0x%llx", static_cast<unsigned long long>(f.offset));

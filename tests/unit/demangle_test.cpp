@@ -51,6 +51,20 @@ TEST(ShortKernelName, LambdaTemplateArguments) {
             "elementwise_kernel");
 }
 
+TEST(WithoutCloneSuffix, EitherDemanglersCloneSuffixGoes) {
+  EXPECT_EQ(without_clone_suffix("(anonymous namespace)::train_step(int) [clone .constprop.0] [clone .isra.0]"),
+            "(anonymous namespace)::train_step(int)");
+  EXPECT_EQ(without_clone_suffix("(anonymous namespace)::train_step(int) (.constprop.0.isra.0)"),
+            "(anonymous namespace)::train_step(int)");
+  EXPECT_EQ(without_clone_suffix("f(int) (.cold)"), "f(int)");
+}
+
+TEST(WithoutCloneSuffix, OtherNamesAreKept) {
+  for (const char* name : {"main", "f(int)", "g(int (*)(double))", "h() const", "operator()(int) const",
+                           "k(std::pair<int, int> (.x))", ""})
+    EXPECT_EQ(without_clone_suffix(name), name);
+}
+
 TEST(ShortKernelName, PlainNamesAreKept) {
   EXPECT_EQ(short_kernel_name("triton_poi_fused_add_0"), "triton_poi_fused_add_0");
   EXPECT_EQ(short_kernel_name("my_c_kernel"), "my_c_kernel");
