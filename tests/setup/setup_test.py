@@ -101,21 +101,23 @@ class Progress(unittest.TestCase):
         self.assertEqual(len(lines), 1, repr(shown))
         self.assertRegex(lines[0].split("\r\x1b[K")[-1], r"^firstassert setup: building build: 40 steps done in \d+ s$")
 
+    def both_ways(self, what):
+        """(where, exit status, what was shown on stderr) of a build run into a pipe, then on a terminal."""
+        piped = run_in_pipe(*self.build(what))
+        yield "pipe", piped.returncode, piped.stderr
+        yield ("terminal",) + run_on_terminal(*self.build(what))
+
     def test_a_failure_shows_the_commands_output_and_its_status(self):
-        for runner in (run_in_pipe, run_on_terminal):
-            with self.subTest(runner=runner.__name__):
-                done = runner(*self.build("fail"))
-                status, said = (done.returncode, done.stderr) if runner is run_in_pipe else done
+        for where, status, said in self.both_ways("fail"):
+            with self.subTest(where=where):
                 self.assertEqual(status, 1)
                 self.assertIn("FAILED: step3.o\n", said.replace("\r\n", "\n"))
                 self.assertIn("step3.cpp:7:1: error: expected ';' before '}' token", said)
                 self.assertIn("firstassert setup: building build failed (exit status 1; the output above is python", said)
 
     def test_nothing_to_do_is_quiet(self):
-        for runner in (run_in_pipe, run_on_terminal):
-            with self.subTest(runner=runner.__name__):
-                done = runner(*self.build("idle"))
-                status, said = (done.returncode, done.stderr) if runner is run_in_pipe else done
+        for where, status, said in self.both_ways("idle"):
+            with self.subTest(where=where):
                 self.assertEqual(status, 0)
                 self.assertEqual(said.replace("\r\x1b[K", ""), "")
 
