@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <string>
@@ -28,10 +30,14 @@ const char* kUsage =
     "Each command has its own --help. Exit status: run passes on the job's; the others 0 when done, 1 when\n"
     "triage found nothing, 2 for bad usage or bad input files (the good ones are still read).\n";
 
-std::string self_path() {
+// Where this program is, to find the shim beside it: /proc/self/exe, else (no /proc: a chroot, some containers) the
+// path it was started by, when that names a file.
+std::string self_path(const char* argv0) {
   char path[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  return n > 0 ? std::string(path, static_cast<size_t>(n)) : std::string();
+  if (n > 0) return std::string(path, static_cast<size_t>(n));
+  if (argv0 != nullptr && std::strchr(argv0, '/') != nullptr && realpath(argv0, path) != nullptr) return path;
+  return {};
 }
 
 }  // namespace
@@ -45,7 +51,7 @@ int main(int argc, char** argv) {
   std::string command = argv[1];
   Args args(argv + 2, argv + argc);
   try {
-    if (command == "run") return run_command(args, std::cout, std::cerr, self_path());
+    if (command == "run") return run_command(args, std::cout, std::cerr, self_path(argv[0]));
     if (command == "show") return show_command(args, std::cout, std::cerr);
     if (command == "merge") return merge_command(args, std::cout, std::cerr);
     if (command == "triage") return triage_command(args, std::cout, std::cerr);
