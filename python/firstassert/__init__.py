@@ -1,6 +1,6 @@
 """firstassert: names the first CUDA kernel whose device-side assert fired.
 
-In a job:       firstassert run -- python train.py    (or LD_PRELOAD=$(python -m firstassert lib) python train.py)
+In a job:       firstassert run -- python train.py    (or LD_PRELOAD=$(firstassert lib) python train.py)
 In a notebook:  import torch                           # CUDA's libraries first
                 import firstassert as fa
                 fa.enable(report_dir="/content/fa")     # True when recording
@@ -9,7 +9,7 @@ After the runtime restart the report survives:
                 import firstassert as fa
                 fa.show(fa.last_report("/content/fa"))
 
-library_path()  the libfirstassert.so to preload (its recorder sits beside it)
+library_path()  this installation's libfirstassert.so (`firstassert lib`: the same, as LD_PRELOAD can carry it)
 enable()        records in this interpreter from now on
 last_report()   the newest report of a directory; show() prints one for a person
 python -m firstassert ...  is the firstassert command (run, show, merge, triage)

@@ -1,24 +1,17 @@
 """`python -m firstassert ARGS` and the `firstassert` console command: the firstassert program of this
 installation, run with ARGS (it replaces this process, so its exit status and signals are the caller's).
 
-`python -m firstassert lib` prints the libfirstassert.so to preload.
+`python -m firstassert lib` prints the libfirstassert.so to put in LD_PRELOAD.
 """
 
 import os
 import sys
 
-from .library import cli_path, library_path
+from .library import cli_path
 
 
 def main(argv=None):
     args = sys.argv[1:] if argv is None else list(argv)
-    if args == ["lib"]:
-        path = library_path()
-        if path is None:
-            print("firstassert: this installation has no libfirstassert.so", file=sys.stderr)
-            return 2
-        print(path)
-        return 0
     program = cli_path()
     if program is None:
         print("firstassert: this installation has no firstassert program (the package's _native/ is empty); "

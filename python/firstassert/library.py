@@ -81,8 +81,8 @@ def find_library(lib=None):
 
 
 def library_path():
-    """The libfirstassert.so to put in LD_PRELOAD (its recorder, libfirstassert_recorder.so, sits beside it), or None
-    when this installation has none."""
+    """This installation's libfirstassert.so (its recorder, libfirstassert_recorder.so, sits beside it), or None.
+    For LD_PRELOAD, `firstassert lib` prints the same file as the loader can take it (its path may hold a space)."""
     path, _ = find_library()
     return os.path.abspath(path) if path else None
 

@@ -12,5 +12,9 @@ if ! find_meson; then
   exit 2
 fi
 ensure_cuda_headers
-(configure_and_build -Dtests=false -- src/preload/firstassert:shared_library \
-  src/preload/firstassert_recorder:shared_library) || exit 2
+shim_targets=(src/preload/firstassert:shared_library src/preload/firstassert_recorder:shared_library)
+if [ -f "$build_dir/build.ninja" ]; then  # a build directory as it is, whatever else it was set up for
+  (run_step "building the shim" "$meson_cmd" compile -C "$build_dir" "${shim_targets[@]}") || exit 2
+else
+  (configure_and_build -Dtests=false -- "${shim_targets[@]}") || exit 2
+fi

@@ -1,5 +1,5 @@
-# Sourced by scripts/test, scripts/demo and scripts/bench: makes sure what the build needs is here, then configures
-# and builds into build/. Idempotent; a second run only rebuilds what changed, and one with nothing to do is quiet.
+# Sourced by scripts/test, scripts/demo, scripts/bench, scripts/wheel, scripts/check-wheel and gpu-check's shim
+# build: makes sure what the build needs is here, then configures and builds into build/. Idempotent; a second run only rebuilds what changed, and one with nothing to do is quiet.
 #
 # Debian packages are installed with apt-get when missing and we are root; otherwise the exact apt-get line is
 # printed and we exit 2. Meson >= 1.3 (for meson.options) comes from PATH or, failing that, from a private venv in
@@ -30,6 +30,10 @@ required_packages=(
   g++ binutils ninja-build pkg-config python3
   libunwind-dev libboost-stacktrace-dev libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
 )
+
+# What scripts/wheel and scripts/check-wheel need beyond the build's: downloads, the sources' make and xz archives, venvs,
+# and pip for `pip install --user`.
+wheel_packages=(curl make xz-utils python3-venv python3-pip)
 
 say() { printf 'firstassert setup: %s\n' "$*" >&2; }
 
@@ -142,11 +146,14 @@ configure_and_build() {
   elif [ "$(cat "$stamp" 2>/dev/null)" != "$options" ]; then
     previous=$(cat "$stamp" 2>/dev/null || echo "options not recorded")
     say "reconfiguring $build_dir with $options (it was set up with $previous)"
-    # Read meson.options anew first: an option added since the directory was set up is unknown until then.
-    run_step "reconfiguring $build_dir" "$meson_cmd" setup --reconfigure --fatal-meson-warnings "$build_dir" "$repo_root"
+    # Read meson.options anew first (an option added since the directory was set up is unknown until then), then set
+    # the options. Where the old ones no longer hold (a toolkit gone, a wheel unpacked elsewhere), set up afresh.
     local defines=()
     for option in "${setup_options[@]}"; do [[ "$option" == -D* ]] && defines+=("$option"); done
-    run_step "reconfiguring $build_dir" "$meson_cmd" configure "$build_dir" "${defines[@]}"
+    if ! "$meson_cmd" setup --reconfigure "$build_dir" "$repo_root" >/dev/null 2>&1 ||
+      ! "$meson_cmd" configure "$build_dir" "${defines[@]}" >/dev/null 2>&1; then
+      run_step "setting up $build_dir afresh" "$meson_cmd" setup --wipe "$build_dir" "$repo_root" "${setup_options[@]}"
+    fi
   fi
   printf '%s\n' "$options" >"$stamp"
   run_step "building $build_dir" "$meson_cmd" compile -C "$build_dir" "${targets[@]}"

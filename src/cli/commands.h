@@ -11,6 +11,8 @@ namespace firstassert::cli {
 using Args = std::vector<std::string>;
 
 int run_command(const Args& args, std::ostream& out, std::ostream& err, const std::string& self_path);
+// `firstassert lib`: the libfirstassert.so to put in LD_PRELOAD, as run would preload it.
+int lib_command(const Args& args, std::ostream& out, std::ostream& err, const std::string& self_path);
 int show_command(const Args& args, std::ostream& out, std::ostream& err);
 int merge_command(const Args& args, std::ostream& out, std::ostream& err);
 int triage_command(const Args& args, std::ostream& out, std::ostream& err);

@@ -22,6 +22,7 @@ const char* kUsage =
     "\n"
     "usage:\n"
     "  firstassert run [--sync MODE] [--dir DIR] [--] COMMAND...  run a job with the shim, list its reports\n"
+    "  firstassert lib                                           the libfirstassert.so to put in LD_PRELOAD\n"
     "  firstassert show [--json] [REPORT|DIR]                     a report, for a person\n"
     "  firstassert merge [--skew SECONDS] [--json] DIR...        which rank of a job failed first\n"
     "  firstassert triage LOG...                                 what a log of a job run without the shim tells\n"
@@ -52,6 +53,7 @@ int main(int argc, char** argv) {
   Args args(argv + 2, argv + argc);
   try {
     if (command == "run") return run_command(args, std::cout, std::cerr, self_path(argv[0]));
+    if (command == "lib") return lib_command(args, std::cout, std::cerr, self_path(argv[0]));
     if (command == "show") return show_command(args, std::cout, std::cerr);
     if (command == "merge") return merge_command(args, std::cout, std::cerr);
     if (command == "triage") return triage_command(args, std::cout, std::cerr);
@@ -67,6 +69,6 @@ int main(int argc, char** argv) {
     std::cerr << "firstassert " << command << ": " << e.what() << "\n";
     return kBadInput;
   }
-  std::cerr << "firstassert: unknown command '" << command << "' (run, show, merge, triage; see firstassert --help)\n";
+  std::cerr << "firstassert: unknown command '" << command << "' (run, lib, show, merge, triage; see firstassert --help)\n";
   return kBadInput;
 }

@@ -19,57 +19,77 @@ std::string system_error(const std::string& what, const std::string& path) {
   return what + " " + path + ": " + std::strerror(errno);
 }
 
-// link_root/firstassert-<uid>, ours alone: made 0700 if missing, refused if it is a link, another user's, or open to
-// others (someone could point our link at their own library).
-bool own_directory(const std::string& link_root, std::string& dir, std::string& why) {
-  dir = link_root + "/firstassert-" + std::to_string(::getuid());
+// A directory no one but this user can change the entries of: this user's or root's, and writable by no one else or
+// sticky (/tmp), where another user can neither rename nor remove what we made. Anything else could let someone swap our link for
+// one to their own library, which the job (perhaps root's) would then preload.
+bool safe_parent(const std::string& dir) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
+  if (st.st_uid != ::getuid() && st.st_uid != 0) return false;
+  return (st.st_mode & 022) == 0 || (st.st_mode & S_ISVTX) != 0;
+}
+
+// root/firstassert-<uid>, ours alone (made 0700 if missing), opened without following a link; -1 and why otherwise.
+int open_own_directory(const std::string& root, std::string& dir, std::string& why) {
+  dir = root + "/firstassert-" + std::to_string(::getuid());
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
     why = system_error("cannot make", dir);
-    return false;
+    return -1;
   }
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0) {
-    why = system_error("cannot read", dir);
-    return false;
-  }
-  if (!S_ISDIR(st.st_mode) || st.st_uid != ::getuid() || (st.st_mode & 077) != 0) {
+  if (fd < 0 || ::fstat(fd, &st) != 0 || st.st_uid != ::getuid() || (st.st_mode & 077) != 0) {
     why = dir + " is not a directory of this user's alone";
-    return false;
+    if (fd >= 0) ::close(fd);
+    return -1;
   }
-  return true;
+  return fd;
 }
 }  // namespace
 
 bool splits_in_ld_preload(const std::string& path) { return path.find_first_of(" \t\n:") != std::string::npos; }
 
-std::string preloadable_path(const std::string& shim, const std::string& link_root, std::string& why) {
+std::string preloadable_path(const std::string& shim, const std::vector<std::string>& link_roots, std::string& why) {
   if (!splits_in_ld_preload(shim)) return shim;
-  if (splits_in_ld_preload(link_root)) {
-    why = "the directory for links, " + link_root + ", holds a space or colon too";
+  std::error_code ec;
+  fs::path file = fs::absolute(shim, ec);
+  if (ec || splits_in_ld_preload(file.filename().string())) {
+    why = "the file name itself cannot be carried";
+    return "";
+  }
+  std::string root;
+  for (const std::string& candidate : link_roots) {
+    if (!candidate.empty() && candidate[0] == '/' && !splits_in_ld_preload(candidate) && safe_parent(candidate)) {
+      root = candidate;
+      break;
+    }
+  }
+  if (root.empty()) {
+    why = "no directory for the link is this user's alone or sticky like /tmp";
     return "";
   }
   std::string dir;
-  if (!own_directory(link_root, dir, why)) return "";
-  fs::path target = fs::path(shim).parent_path();
+  int fd = open_own_directory(root, dir, why);
+  if (fd < 0) return "";
+  fs::path target = file.parent_path().lexically_normal();
   char name[32];
   std::snprintf(name, sizeof name, "%016zx", std::hash<std::string>{}(target.string()));
-  std::string link = dir + "/" + name;
-  std::error_code ec;
-  if (fs::read_symlink(link, ec) != target) {
-    // Made beside, then renamed over: a concurrent `firstassert run` sees the old link or the new one, never none.
-    std::string fresh = link + ".new." + std::to_string(::getpid());
-    ::unlink(fresh.c_str());
-    if (::symlink(target.c_str(), fresh.c_str()) != 0) {
-      why = system_error("cannot make the link", fresh);
-      return "";
-    }
-    if (::rename(fresh.c_str(), link.c_str()) != 0) {
-      why = system_error("cannot make the link", link);
-      ::unlink(fresh.c_str());
+  char current[4096];
+  ssize_t length = ::readlinkat(fd, name, current, sizeof current - 1);
+  if (length < 0 || target.string() != std::string(current, static_cast<size_t>(length))) {
+    // Made beside, then renamed over, within the directory we opened: a concurrent `firstassert run` sees the old
+    // link or the new one, never none.
+    std::string fresh = std::string(name) + ".new." + std::to_string(::getpid());
+    ::unlinkat(fd, fresh.c_str(), 0);
+    if (::symlinkat(target.c_str(), fd, fresh.c_str()) != 0 || ::renameat(fd, fresh.c_str(), fd, name) != 0) {
+      why = system_error("cannot make the link", dir + "/" + name);
+      ::unlinkat(fd, fresh.c_str(), 0);
+      ::close(fd);
       return "";
     }
   }
-  return link + "/" + fs::path(shim).filename().string();
+  ::close(fd);
+  return dir + "/" + name + "/" + file.filename().string();
 }
 
 }  // namespace firstassert::cli

@@ -62,6 +62,26 @@ std::string find_shim(const std::string& self_path, std::string& looked) {
   return {};
 }
 
+// The shim as LD_PRELOAD can carry it (preload_path.h); "" after one line on err.
+std::string shim_to_preload(const std::string& self_path, const std::string& command, std::ostream& err) {
+  std::string looked;
+  std::string shim = find_shim(self_path, looked);
+  if (shim.empty()) {
+    err << "firstassert " << command << ": libfirstassert.so not found (looked at " << looked
+        << "); set FIRSTASSERT_LIB\n";
+    return "";
+  }
+  std::string why;
+  const char* runtime_dir = std::getenv("XDG_RUNTIME_DIR");
+  std::string carried = preloadable_path(shim, {runtime_dir != nullptr ? runtime_dir : "", "/tmp"}, why);
+  if (carried.empty()) {
+    err << "firstassert " << command << ": the shim's path, " << shim << ", holds a space or colon, which "
+        << "LD_PRELOAD cannot carry, and no link without one could be made (" << why << "); set FIRSTASSERT_LIB "
+        << "to a copy of libfirstassert.so and libfirstassert_recorder.so in a directory without one\n";
+  }
+  return carried;
+}
+
 std::vector<std::string> reports_since(const std::string& dir, fs::file_time_type start) {
   std::string error;
   std::vector<std::string> out;
@@ -109,12 +129,8 @@ int run_command(const Args& args, std::ostream& out, std::ostream& err, const st
   }
   std::vector<std::string> command(args.begin() + static_cast<long>(i), args.end());
 
-  std::string looked;
-  std::string shim = find_shim(self_path, looked);
-  if (shim.empty()) {
-    err << "firstassert run: libfirstassert.so not found (looked at " << looked << "); set FIRSTASSERT_LIB\n";
-    return kBadInput;
-  }
+  std::string carried = shim_to_preload(self_path, "run", err);
+  if (carried.empty()) return kBadInput;
   std::error_code ec;
   std::string report_dir = fs::absolute(dir.empty() ? fs::current_path(ec) : fs::path(dir), ec).string();
   if (!fs::is_directory(report_dir, ec)) {
@@ -122,18 +138,6 @@ int run_command(const Args& args, std::ostream& out, std::ostream& err, const st
     return kBadInput;
   }
 
-  std::string why;
-  const char* runtime_dir = std::getenv("XDG_RUNTIME_DIR");
-  std::string link_root = runtime_dir != nullptr && *runtime_dir == '/' && fs::is_directory(runtime_dir, ec)
-                              ? runtime_dir
-                              : "/tmp";
-  std::string carried = preloadable_path(shim, link_root, why);
-  if (carried.empty()) {
-    err << "firstassert run: the shim's path, " << shim << ", holds a space or colon, which LD_PRELOAD cannot carry, "
-        << "and no link without one could be made (" << why << "); set FIRSTASSERT_LIB to a copy of "
-        << "libfirstassert.so and libfirstassert_recorder.so in a directory without one\n";
-    return kBadInput;
-  }
   const char* preload = std::getenv("LD_PRELOAD");
   std::string new_preload = carried + (preload != nullptr && *preload != '\0' ? std::string(":") + preload : "");
   setenv("LD_PRELOAD", new_preload.c_str(), 1);
@@ -185,6 +189,23 @@ int run_command(const Args& args, std::ostream& out, std::ostream& err, const st
     return 128 + s;
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+int lib_command(const Args& args, std::ostream& out, std::ostream& err, const std::string& self_path) {
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+    out << "usage: firstassert lib\n"
+           "  Prints the libfirstassert.so to put in LD_PRELOAD (found as firstassert run finds it; through a link\n"
+           "  without a space or colon where its path has one), e.g. LD_PRELOAD=$(firstassert lib) python train.py\n";
+    return 0;
+  }
+  if (!args.empty()) {
+    err << "firstassert lib: takes no arguments (see firstassert lib --help)\n";
+    return kBadInput;
+  }
+  std::string carried = shim_to_preload(self_path, "lib", err);
+  if (carried.empty()) return kBadInput;
+  out << carried << "\n";
+  return 0;
 }
 
 }  // namespace firstassert::cli

@@ -43,13 +43,14 @@ bool preloaded(const char* self) {
   return strstr(preload, slash != nullptr ? slash + 1 : self) != nullptr;
 }
 
-// The directory the recorder is loaded from, fixed at load time: a relative LD_PRELOAD path means nothing once the
-// program has changed directory (as Hydra does), and the recorder is only loaded when CUDA starts.
+// The directory the recorder is loaded from, fixed at load time and resolved: a relative LD_PRELOAD path means nothing
+// once the program has changed directory (as Hydra does), the recorder is only loaded when CUDA starts, and a path
+// reached through a link (firstassert run's, for a directory LD_PRELOAD cannot carry) is not trusted to stay.
 char own_directory[PATH_MAX];
 
 void remember_own_directory(const char* self) {
   char resolved[PATH_MAX];
-  if (self[0] != '/' && realpath(self, resolved) != nullptr) self = resolved;
+  if (realpath(self, resolved) != nullptr) self = resolved;
   const char* slash = strrchr(self, '/');
   size_t length = slash != nullptr ? static_cast<size_t>(slash - self) + 1 : 0;
   if (length >= sizeof own_directory) length = 0;

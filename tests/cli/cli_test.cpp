@@ -53,7 +53,7 @@ TEST(CliRun, KeepsTheJobsExitStatusAndOutputAndListsItsReport) {
 // pip may install into a path with a space (a venv in "My Projects") or a colon, which LD_PRELOAD splits on: run
 // reaches the shim through a per-user link without one, and the shim still finds its recorder beside itself.
 TEST(CliRun, AShimUnderAPathWithASpaceOrColonIsStillPreloaded) {
-  for (const char* odd : {"my venv", "a:b"}) {
+  for (const auto& [odd, relative] : {std::pair{"my venv", false}, {"a:b", false}, {"rel venv", true}}) {
     SCOPED_TRACE(odd);
     e2e::TempDir dir, links;
     std::string native = dir.path() + "/" + odd + "/_native";
@@ -61,8 +61,9 @@ TEST(CliRun, AShimUnderAPathWithASpaceOrColonIsStillPreloaded) {
     for (const fs::path& library : {fs::path(FIRSTASSERT_SHIM), fs::path(FIRSTASSERT_SHIM).parent_path() /
                                                                    "libfirstassert_recorder.so"})
       fs::copy_file(library, native + "/" + library.filename().string());
+    std::string named = relative ? std::string(odd) + "/_native/libfirstassert.so" : native + "/libfirstassert.so";
     e2e::Run r = cli({"run", "--dir", dir.path(), "--", RUNTIME_JOB}, dir.path(),
-                     {{"FIRSTASSERT_LIB", native + "/libfirstassert.so"}, {"XDG_RUNTIME_DIR", links.path()}});
+                     {{"FIRSTASSERT_LIB", named}, {"XDG_RUNTIME_DIR", links.path()}});
     EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_EQ(dir.files("firstassert-").size(), 1u) << r.err;
     EXPECT_NE(r.err.find("firstassert: first device-side assert"), std::string::npos) << r.err;
@@ -76,6 +77,45 @@ TEST(CliRun, AShimUnderAPathWithASpaceOrColonIsStillPreloaded) {
     }
     EXPECT_EQ(made, 1u);
   }
+}
+
+// A runtime directory others may change (group or world writable, not sticky; or another user's, as after `su`)
+// is passed over for /tmp, where no one else can rename or remove this user's links.
+TEST(CliRun, ALinkIsNeverMadeWhereAnotherUserCouldSwapIt) {
+  e2e::TempDir dir, links;
+  std::string native = dir.path() + "/my venv";
+  fs::create_directories(native);
+  for (const fs::path& library : {fs::path(FIRSTASSERT_SHIM), fs::path(FIRSTASSERT_SHIM).parent_path() /
+                                                                 "libfirstassert_recorder.so"})
+    fs::copy_file(library, native + "/" + library.filename().string());
+  fs::permissions(links.path(), fs::perms::all);
+  e2e::Run r = cli({"run", "--dir", dir.path(), "--", RUNTIME_JOB}, dir.path(),
+                   {{"FIRSTASSERT_LIB", native + "/libfirstassert.so"}, {"XDG_RUNTIME_DIR", links.path()}});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(dir.files("firstassert-").size(), 1u) << r.err;
+  EXPECT_TRUE(fs::is_empty(links.path())) << "nothing made in a directory others can change";
+  EXPECT_TRUE(fs::is_directory("/tmp/firstassert-" + std::to_string(::getuid())));
+}
+
+TEST(CliLib, PrintsWhatLdPreloadCanCarry) {
+  e2e::TempDir dir, links;
+  e2e::Run plain = cli({"lib"}, dir.path(), {{"FIRSTASSERT_LIB", FIRSTASSERT_SHIM}});
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out, std::string(FIRSTASSERT_SHIM) + "\n");
+  std::string native = dir.path() + "/my venv";
+  fs::create_directories(native);
+  fs::copy_file(FIRSTASSERT_SHIM, native + "/libfirstassert.so");
+  e2e::Run odd = cli({"lib"}, dir.path(),
+                     {{"FIRSTASSERT_LIB", native + "/libfirstassert.so"}, {"XDG_RUNTIME_DIR", links.path()}});
+  EXPECT_EQ(odd.exit_code, 0) << odd.err;
+  ASSERT_FALSE(odd.out.empty());
+  std::string printed = odd.out.substr(0, odd.out.size() - 1);
+  EXPECT_EQ(printed.rfind(links.path() + "/firstassert-", 0), 0u) << printed;
+  EXPECT_EQ(printed.find_first_of(" :"), std::string::npos) << printed;
+  EXPECT_TRUE(fs::equivalent(printed, native + "/libfirstassert.so"));
+  e2e::Run extra = cli({"lib", "now"}, dir.path());
+  EXPECT_EQ(extra.exit_code, 2);
+  EXPECT_EQ(extra.err, "firstassert lib: takes no arguments (see firstassert lib --help)\n");
 }
 
 TEST(CliRun, AShimPathLdPreloadCannotCarryAndNoPlaceForALinkIsOneLine) {
@@ -314,8 +354,8 @@ TEST(Cli, UsageAndUnknownCommands) {
   EXPECT_NE(help.out.find("firstassert run"), std::string::npos);
   e2e::Run unknown = cli({"frobnicate"}, dir.path());
   EXPECT_EQ(unknown.exit_code, 2);
-  EXPECT_EQ(unknown.err, "firstassert: unknown command 'frobnicate' (run, show, merge, triage; see firstassert --help)\n");
-  for (const char* command : {"run", "show", "merge", "triage"}) {
+  EXPECT_EQ(unknown.err, "firstassert: unknown command 'frobnicate' (run, lib, show, merge, triage; see firstassert --help)\n");
+  for (const char* command : {"run", "lib", "show", "merge", "triage"}) {
     e2e::Run h = cli({command, "--help"}, dir.path());
     EXPECT_EQ(h.exit_code, 0) << command;
     EXPECT_NE(h.out.find(std::string("usage: firstassert ") + command), std::string::npos) << command << h.out;

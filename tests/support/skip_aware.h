@@ -8,7 +8,8 @@
 
 namespace test_support {
 
-// RUN_ALL_TESTS(), then: its status when a test failed; 77 after listing the skipped tests when one skipped; else 0.
+// RUN_ALL_TESTS(), then: its status when a test failed; 1 when no test ran (a filter matching nothing); 77 after
+// listing the skipped tests when one skipped; else 0.
 int run_all_tests_skip_aware();
 
 }  // namespace test_support
