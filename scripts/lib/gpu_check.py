@@ -48,6 +48,7 @@ def make_parser():
     """The options scripts/gpu-check documents in its header (--help prints that; the suite holds them equal)."""
     parser = Parser(prog="scripts/gpu-check", add_help=False)
     parser.add_argument("--shim")
+    parser.add_argument("--wheel")
     parser.add_argument("--jobs", type=positive(int), default=6)
     parser.add_argument("--timeout", type=positive(float), default=90)
     parser.add_argument("--budget", type=positive(float), default=420)
@@ -214,6 +215,10 @@ def main(argv=None, cases_table=table.CASES, modes_table=table.MODES, python_err
             print(f"packed into {args.pack}: {', '.join(names)}; carry that directory to the GPU machine, where "
                   f"scripts/gpu-check finds it (or pass --shim {os.path.join(args.pack, 'libfirstassert.so')})")
             return 0
+        if args.wheel:
+            if args.shim:
+                raise ValueError("--shim and --wheel name two shims; give one")
+            args.shim = shim_files.from_wheel(args.wheel)
         args.shim = shim_files.find_or_build(args.shim)
         lib_path = shim_files.library_path_for(args.shim)
     except (ValueError, shim_files.ShimError) as error:

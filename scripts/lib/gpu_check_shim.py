@@ -10,7 +10,11 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
+import zipfile
+
+import unpack_wheel
 
 from gpu_check_table import REPO_ROOT
 
@@ -48,6 +52,14 @@ def find_or_build(explicit):
         raise ShimError(f"no shim at {built} and it cannot be built here ({said[-1] if said else 'no reason given'}); "
                         "build it where the toolchain is (scripts/test) and carry it (--pack), or pass --shim")
     return built
+
+
+def from_wheel(wheel):
+    """The shim of a wheel (scripts/wheel's: what pip installs), unpacked into a new directory."""
+    try:
+        return unpack_wheel.unpack(wheel, tempfile.mkdtemp(prefix="gpu-check-wheel-"))
+    except (OSError, zipfile.BadZipFile, ValueError) as error:
+        raise ShimError(f"--wheel {wheel}: {error}") from None
 
 
 def shim_paths():

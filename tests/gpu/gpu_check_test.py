@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -71,7 +72,9 @@ class CommandLine(unittest.TestCase):
 
     def test_a_bad_argument_is_one_line_and_status_2(self):
         for args in (["--bogus"], ["--jobs", "0"], ["--timeout", "soon"], ["--only", "nll_loss,nope"],
-                     ["--modes", "fast"], ["--shim", "/nonexistent/libfirstassert.so"], ["--budget"]):
+                     ["--modes", "fast"], ["--shim", "/nonexistent/libfirstassert.so"], ["--budget"],
+                     ["--wheel", "/nonexistent/firstassert.whl"], ["--wheel", __file__],
+                     ["--wheel", "x.whl", "--shim", "y.so"]):
             with self.subTest(args=args):
                 done = run_script(*args)
                 self.assertEqual(done.returncode, 2)
@@ -106,6 +109,21 @@ class CommandLine(unittest.TestCase):
             self.assertFalse(any(name.startswith(("libc.so", "libstdc++")) for name in files), files)
             self.assertEqual(gpu_check_shim.load_error(os.path.join(pack, "libfirstassert.so"), pack), "")
 
+
+    def test_a_wheels_shim_is_unpacked_with_its_recorder_and_loads(self):
+        with tempfile.TemporaryDirectory() as work:
+            wheel = os.path.join(work, "firstassert-0.1.0-py3-none-manylinux_2_28_x86_64.whl")
+            with zipfile.ZipFile(wheel, "w") as archive:
+                for library in (SHIM, gpu_check_shim.recorder_of(SHIM)):
+                    info = zipfile.ZipInfo("firstassert/_native/" + os.path.basename(library))
+                    info.external_attr = 0o755 << 16
+                    with open(library, "rb") as f:
+                        archive.writestr(info, f.read())
+            shim = gpu_check_shim.from_wheel(wheel)
+            self.assertTrue(shim.endswith("/firstassert/_native/libfirstassert.so"), shim)
+            self.assertTrue(os.access(gpu_check_shim.recorder_of(shim), os.X_OK), "the mode came back")
+            self.assertEqual(gpu_check_shim.load_error(shim), "")
+            shutil.rmtree(os.path.dirname(os.path.dirname(os.path.dirname(shim))))
 
     def test_no_shim_and_no_way_to_build_one_is_one_line_and_status_2(self):
         # What gpu-check could find is set here, whatever this machine has: no build or pack (an empty build
