@@ -1,6 +1,7 @@
 """A firstassert report for a person: what failed first, where it was launched from, what to check."""
 
 import os
+import socket
 import sys
 import textwrap
 
@@ -31,6 +32,66 @@ def _without_clone_suffix(name):
     if llvm >= 0 and name.endswith(")") and "(" not in name[llvm + 2:] and name.find(")", llvm) == len(name) - 1:
         name = name[:llvm]
     return name
+
+
+# Where a notebook's or a runner's own machinery is: its frames say nothing of the user's code, so a run of them is
+# folded into one line naming them.
+_FRAMEWORKS = (("IPython", "/IPython/"), ("ipykernel", "/ipykernel/"), ("ipykernel", "/ipykernel_launcher.py"),
+               ("asyncio", "/asyncio/"), ("tornado", "/tornado/"), ("traitlets", "/traitlets/"), ("zmq", "/zmq/"),
+               ("runpy", "/runpy.py"), ("runpy", "<frozen runpy>"))
+
+
+def _framework(path):
+    for name, part in _FRAMEWORKS:
+        if part in (path or ""):
+            return name
+    return None
+
+
+def _python_lines(frames):
+    """The Python frames as lines, innermost first, each run of framework frames folded into one line."""
+    lines, folded = [], []
+
+    def flush():
+        if folded:
+            names = ", ".join(dict.fromkeys(folded))
+            lines.append("... %d frame%s of %s" % (len(folded), "" if len(folded) == 1 else "s", names))
+            folded.clear()
+
+    for frame in frames:
+        framework = _framework(frame.get("file"))
+        if framework:
+            folded.append(framework)
+            continue
+        flush()
+        lines.append(_python_frame(frame))
+    flush()
+    return lines
+
+
+def _own_start_ns():
+    """When this process started (ns since the epoch), from /proc; None where that cannot be read."""
+    try:
+        with open("/proc/self/stat") as f:
+            ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/stat") as f:
+            boot = next(int(l.split()[1]) for l in f if l.startswith("btime "))
+        return (boot * 10**9) + ticks * 10**9 // os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def _which_process(process):
+    """The report's process said against this one: after a notebook's restart, the report is the previous kernel's."""
+    pid, host = process.get("pid"), process.get("host")
+    if host != socket.gethostname():
+        return "another machine's process"
+    if pid == os.getpid():
+        return "this process"
+    started, mine = process.get("start_time_ns"), _own_start_ns()
+    if isinstance(started, int) and mine is not None and started < mine:
+        return "an earlier process than this one (pid %d): the report predates it" % os.getpid()
+    return "another process than this one (pid %d)" % os.getpid()
 
 
 def _dims(value):
@@ -106,8 +167,10 @@ def show(report=None, native_frames=8, file=None):
     print("firstassert report %s (%s, written %s)" % (
         report.get("_path", ""), "final" if report.get("final") else "written at detection; not final",
         report.get("written_at", "?")), file=out)
-    line("process", "pid %s on %s: %s" % (process.get("pid", "?"), process.get("host", "?"),
-                                          " ".join(process.get("argv") or [])))
+    line("process", "pid %s on %s, started %s: %s" % (process.get("pid", "?"), process.get("host", "?"),
+                                                       process.get("start_time", "?"),
+                                                       " ".join(process.get("argv") or [])))
+    more(_which_process(process))
 
     first = report.get("first_error")
     if first:
@@ -144,9 +207,10 @@ def show(report=None, native_frames=8, file=None):
         if frames:
             user = [f for f in frames if _user_file(f.get("file"))]
             line("called from", _python_frame(user[0] if user else frames[0]))
-            line("Python", _python_frame(frames[0]))
-            for frame in frames[1:]:
-                more(_python_frame(frame))
+            python = _python_lines(frames)
+            line("Python", python[0])
+            for text in python[1:]:
+                more(text)
         else:
             line("Python", "none (a CPython other than 3.9 to 3.13, a debug or free-threaded build, or "
                            "FIRSTASSERT_PYTHON=0)")

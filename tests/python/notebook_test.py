@@ -15,6 +15,7 @@ import ctypes
 import io
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -187,6 +188,58 @@ class DeviceAssertInAChild(unittest.TestCase):
             mapped = maps.read()
         for library in ("libcudart.so", "libcuda.so", "libfirstassert.so"):
             self.assertNotIn(library, mapped)
+
+
+class ShowSaysWhoseReportItIs(unittest.TestCase):
+    def test_a_report_from_an_earlier_process_says_it_predates_this_one(self):
+        fa = import_module()
+        with tempfile.TemporaryDirectory() as tmp:
+            run = run_child("--child", tmp)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            pid = fa.last_report(tmp)["process"]["pid"]
+            # Read by a process started after the writer ended, as the kernel after a restart.
+            reader = subprocess.run([sys.executable, "-c", "import os, sys; sys.path.insert(0, sys.argv[1]); "
+                                     "print(os.getpid(), flush=True); "
+                                     "import firstassert; firstassert.show(sys.argv[2])", PACKAGE_ROOT, tmp],
+                                    capture_output=True, text=True, timeout=60)
+            self.assertEqual(reader.returncode, 0, reader.stderr)
+            reader_pid = int(reader.stdout.splitlines()[0])
+            self.assertIn("pid %d on %s, started " % (pid, socket.gethostname()), reader.stdout)
+            self.assertIn("an earlier process than this one (pid %d): the report predates it" % reader_pid,
+                          reader.stdout)
+            # This test's process started before the writer: not "earlier", and not this one.
+            _, shown, _ = captured(fa.show, tmp)
+            self.assertIn("another process than this one (pid %d)" % os.getpid(), shown)
+
+    def test_this_processs_own_report_says_so(self):
+        fa = import_module()
+        report = {"schema": "firstassert/1", "final": False, "first_error": {"code": 710}, "culprit": None,
+                  "process": {"pid": os.getpid(), "host": socket.gethostname(), "start_time_ns": 1}}
+        _, shown, _ = captured(fa.show, report)
+        self.assertIn("\n               this process\n", shown)
+
+
+class ShowFoldsFrameworkFrames(unittest.TestCase):
+    def test_a_run_of_notebook_machinery_is_one_line(self):
+        fa = import_module()
+        site = "/usr/lib/python3/site-packages"
+        frames = [{"file": "/home/u/nb.py", "line": 2, "function": "step"},
+                  {"file": site + "/ipykernel/zmqshell.py", "line": 10, "function": "run_cell"},
+                  {"file": site + "/IPython/core/interactiveshell.py", "line": 11, "function": "run_code"},
+                  {"file": "/usr/lib/python3.11/asyncio/events.py", "line": 80, "function": "_run"},
+                  {"file": site + "/tornado/ioloop.py", "line": 12, "function": "start"},
+                  {"file": "/home/u/main.py", "line": 5, "function": "<module>"},
+                  {"file": "<frozen runpy>", "line": 88, "function": "_run_code"}]
+        report = {"schema": "firstassert/1", "final": True, "first_error": {"code": 710},
+                  "culprit": {"kernel": "k", "python_stack": frames}}
+        _, shown, _ = captured(fa.show, report)
+        lines = shown.splitlines()
+        start = next(i for i, text in enumerate(lines) if text.startswith("  Python"))
+        self.assertEqual([text.strip() for text in lines[start:start + 4]], [
+            "Python       /home/u/nb.py:2 in step",
+            "... 4 frames of ipykernel, IPython, asyncio, tornado",
+            "/home/u/main.py:5 in <module>",
+            "... 1 frame of runpy"], shown)
 
 
 class LastReport(unittest.TestCase):
