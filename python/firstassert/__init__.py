@@ -1,9 +1,9 @@
 """firstassert: names the first CUDA kernel whose device-side assert fired.
 
 In a job:       firstassert run -- python train.py    (or LD_PRELOAD=$(firstassert lib) python train.py)
-In a notebook:  import torch                           # CUDA's libraries first
-                import firstassert as fa
-                fa.enable(report_dir="/content/fa")     # True when recording
+In a notebook:  import firstassert as fa
+                fa.enable(report_dir="/content/fa")     # True: recording, or armed for when CUDA starts
+                import torch
                 ...                                     # the cell that dies of "device-side assert triggered"
 After the runtime restart the report survives:
                 import firstassert as fa

@@ -99,9 +99,9 @@ def enable(report_dir=None, lib=None):
     """Loads libfirstassert.so into this interpreter (RTLD_GLOBAL) and starts recording CUDA launches.
 
     report_dir: where the report goes (FIRSTASSERT_DIR; set before recording starts, created if missing). lib: the
-    library's path (default: see find_library). Returns True when launches are being recorded; otherwise one line on
-    stderr says why and nothing else changed. Recording starts once per process: call it after CUDA's libraries are
-    loaded (import torch first), before the cell that fails.
+    library's path (default: see find_library). Returns True when launches are being recorded, or will be from when
+    CUDA starts (called before `import torch`, it arms the shim through CUDA_INJECTION64_PATH); otherwise one line on
+    stderr says why and nothing else changed. Recording starts once per process, before the cell that fails.
     """
     global _loaded, _enabled_dir
     path, origin = find_library(lib)
@@ -117,22 +117,21 @@ def enable(report_dir=None, lib=None):
     except (OSError, AttributeError) as error:
         say("not enabled: cannot load %s (from %s): %s" % (path, origin, error))
         return False
-    if not _cuda_loaded():
-        # firstassert_enable() acts once per process: calling it now would leave recording off for good.
-        say("not enabled yet: CUDA's libraries are not loaded in this process; import torch (or whatever loads "
-             "libcudart) first, then call enable() again")
+    if report_dir is not None and not _set_report_dir(report_dir):
         return False
-    if report_dir is not None:
-        report_dir = os.path.abspath(os.fspath(report_dir))
-        if _enabled_dir is not None and report_dir != _enabled_dir:
-            say("already recording; reports still go to %s, not %s" % (_enabled_dir, report_dir))
-        else:
-            try:
-                os.makedirs(report_dir, exist_ok=True)
-            except OSError as error:
-                say("not enabled: cannot create report_dir %s: %s" % (report_dir, error))
-                return False
-            os.environ["FIRSTASSERT_DIR"] = report_dir
+    if not _cuda_loaded():
+        # Armed: firstassert_enable() acts once per process, and now would be too early. The driver initializes the
+        # library CUDA_INJECTION64_PATH names when CUDA starts (cuInit): the shim, already loaded here, then records
+        # through CUPTI. A tool already named there is kept and initialized first.
+        current = os.environ.get("CUDA_INJECTION64_PATH")
+        shim = os.path.realpath(path)
+        if current and os.path.realpath(current) != shim:
+            os.environ["FIRSTASSERT_CHAINED_INJECTION"] = current
+        os.environ["CUDA_INJECTION64_PATH"] = shim
+        _loaded = handle
+        if _enabled_dir is None:
+            _enabled_dir = os.environ.get("FIRSTASSERT_DIR") or os.getcwd()
+        return True
     recording = handle.firstassert_enable() == 1
     _loaded = handle
     if not recording:
@@ -142,6 +141,21 @@ def enable(report_dir=None, lib=None):
         return False
     if _enabled_dir is None:
         _enabled_dir = os.environ.get("FIRSTASSERT_DIR") or os.getcwd()
+    return True
+
+
+def _set_report_dir(report_dir):
+    """FIRSTASSERT_DIR for the recording to come; False (after one line) when the directory cannot be made."""
+    report_dir = os.path.abspath(os.fspath(report_dir))
+    if _enabled_dir is not None and report_dir != _enabled_dir:
+        say("already recording; reports still go to %s, not %s" % (_enabled_dir, report_dir))
+        return True
+    try:
+        os.makedirs(report_dir, exist_ok=True)
+    except OSError as error:
+        say("not enabled: cannot create report_dir %s: %s" % (report_dir, error))
+        return False
+    os.environ["FIRSTASSERT_DIR"] = report_dir
     return True
 
 

@@ -48,13 +48,17 @@ def launch_nll_loss(cudart, kernels, loss, weight_sum, logits, labels):
     return cudart.cudaLaunchKernel(stub, dim3(1, 1, 1), dim3(32, 1, 1), argv, 0, None)  # LAUNCH_LINE
 
 
-def child(package_root, shim, sim_dir, report_dir):
+def child(package_root, shim, sim_dir, report_dir, enable_first=False):
+    """The job, enabled once CUDA's libraries are loaded (as after `import torch`), or before (enable_first)."""
     sys.path.insert(0, package_root)
     import firstassert as fa
+    if enable_first and not fa.enable(lib=shim, report_dir=report_dir):
+        print("enable() returned False")
+        return 3
     # PyDLL keeps the GIL held during the calls, as a framework's C++ extension does: Python frames are recorded.
     kernels = ctypes.PyDLL(os.path.join(sim_dir, "libsimkernels.so"), mode=ctypes.RTLD_GLOBAL)
     cudart = ctypes.PyDLL(os.path.join(sim_dir, "libcudart.so.13"), mode=ctypes.RTLD_GLOBAL)
-    if not fa.enable(lib=shim, report_dir=report_dir):
+    if not enable_first and not fa.enable(lib=shim, report_dir=report_dir):
         print("enable() returned False")
         return 3
     kernels.simkernels_host_stub.restype = ctypes.c_void_p
@@ -76,13 +80,17 @@ def child(package_root, shim, sim_dir, report_dir):
 
 
 def child_enable_early(package_root, shim, sim_dir):
-    """enable() before CUDA's libraries are loaded refuses, without spending the process's one activation."""
+    """enable() before CUDA's libraries are loaded arms the shim for cuInit, without spending the process's one
+    activation: a later enable() still starts recording at once. A tool already named for injection is kept."""
     sys.path.insert(0, package_root)
     import firstassert as fa
+    os.environ["CUDA_INJECTION64_PATH"] = "/opt/other/libtool.so"
     early, _, early_err = captured(fa.enable, lib=shim)
+    armed = {k: os.environ.get(k) for k in ("CUDA_INJECTION64_PATH", "FIRSTASSERT_CHAINED_INJECTION")}
+    os.environ["FIRSTASSERT_CHAINED_INJECTION"] = ""  # no such tool here: the test only looks at what was kept
     ctypes.PyDLL(os.path.join(sim_dir, "libcudart.so.13"), mode=ctypes.RTLD_GLOBAL)
     late, _, late_err = captured(fa.enable, lib=shim)
-    print(json.dumps({"early": early, "early_err": early_err, "late": late, "late_err": late_err}))
+    print(json.dumps({"early": early, "early_err": early_err, "armed": armed, "late": late, "late_err": late_err}))
     return 0
 
 
@@ -298,15 +306,27 @@ class Enable(unittest.TestCase):
         self.assertEqual(len(err.splitlines()), 1, err)
         self.assertIn("FIRSTASSERT_LIB", err)
 
-    def test_before_cuda_is_loaded(self):
+    def test_before_cuda_is_loaded_it_arms_and_a_later_call_still_records(self):
         run = run_child("--child-enable-early")
         self.assertEqual(run.returncode, 0, run.stderr)
         result = json.loads(run.stdout)
-        self.assertIs(result["early"], False)
-        self.assertEqual(len(result["early_err"].splitlines()), 1, result["early_err"])
-        self.assertIn("import torch", result["early_err"])
-        self.assertIs(result["late"], True, "the refusal must not spend the one activation: " + run.stderr)
+        self.assertIs(result["early"], True)
+        self.assertEqual(result["early_err"], "")
+        self.assertEqual(result["armed"], {"CUDA_INJECTION64_PATH": os.path.realpath(SHIM),
+                                           "FIRSTASSERT_CHAINED_INJECTION": "/opt/other/libtool.so"})
+        self.assertIs(result["late"], True, "arming must not spend the one activation: " + run.stderr)
         self.assertEqual(result["late_err"], "")
+
+    def test_enabled_before_cuda_starts_the_report_names_the_culprit(self):
+        # As `fa.enable()` before `import torch`: recording starts when CUDA does, through the driver's injection.
+        with tempfile.TemporaryDirectory() as tmp:
+            run = run_child("--child-armed", tmp)
+            detail = "child exit %d\nstdout:\n%s\nstderr:\n%s" % (run.returncode, run.stdout, run.stderr)
+            self.assertEqual(run.returncode, 0, detail)
+            report, _, _ = captured(import_module().last_report, tmp)
+            self.assertIsNotNone(report, detail)
+            self.assertEqual(report["culprit"]["mangled"], NLL_LOSS_MANGLED)
+            self.assertEqual(report["tool"]["backend"], "cupti")
 
     def test_cupti_slot_taken(self):
         run = run_child("--child-slot-taken")
@@ -329,7 +349,8 @@ class Enable(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    children = {"--child": child, "--child-enable-early": child_enable_early, "--child-slot-taken": child_slot_taken}
+    children = {"--child": child, "--child-armed": lambda *args: child(*args, enable_first=True),
+                "--child-enable-early": child_enable_early, "--child-slot-taken": child_slot_taken}
     if len(sys.argv) >= 5 and sys.argv[1] in children:
         sys.exit(children[sys.argv[1]](*sys.argv[2:]))
     if len(sys.argv) != 4:
