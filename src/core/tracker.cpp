@@ -159,9 +159,13 @@ void Tracker::record_call(const ApiCall& call) {
     return;
   }
   if (primary_claimed_.exchange(true, std::memory_order_acq_rel)) {
-    std::lock_guard lock(mutex_);
-    ++secondary_count_;
-    count_error(secondary_, call, now);
+    uint64_t count = 0;
+    {
+      std::lock_guard lock(mutex_);
+      count = ++secondary_count_;
+      count_error(secondary_, call, now);
+    }
+    if (on_secondary_) on_secondary_(count);
     return;
   }
   {

@@ -98,6 +98,8 @@ class Tracker {
   static constexpr size_t kMaxLaunchErrors = 64;
 
   using PrimaryHook = std::function<void(const Findings&)>;
+  // A secondary error was counted; count is how many there are now.
+  using SecondaryHook = std::function<void(uint64_t count)>;
   // A refused launch; first is true the first time this (kernel, code) pair is seen.
   using LaunchErrorHook = std::function<void(const LaunchError&, bool first)>;
   // Launches on a stream with a seq below the result have completed (stream breadcrumbs); nullopt: unknown.
@@ -107,6 +109,8 @@ class Tracker {
 
   // Called once, on the thread that saw the primary error, outside the tracker's locks.
   void on_primary(PrimaryHook hook) { on_primary_ = std::move(hook); }
+  // Called on the thread that saw each secondary error, outside the tracker's locks.
+  void on_secondary(SecondaryHook hook) { on_secondary_ = std::move(hook); }
   void on_launch_error(LaunchErrorHook hook) { on_launch_error_ = std::move(hook); }
   void set_completion_probe(CompletionProbe probe) { probe_ = std::move(probe); }
 
@@ -139,6 +143,7 @@ class Tracker {
   LaunchRing ring_;
   NameTable names_{65536};  // distinct kernel (and API) names; beyond, new names read as NameTable::kTableFull
   PrimaryHook on_primary_;
+  SecondaryHook on_secondary_;
   LaunchErrorHook on_launch_error_;
   CompletionProbe probe_;
 

@@ -10,6 +10,7 @@
 #include "core/config.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/rewrite_cadence.h"
 #include "core/tracker.h"
 #include "cupti/subscriber.h"
 #include "device/breadcrumbs.h"
@@ -82,6 +83,15 @@ void on_primary(const Findings& findings) {
     say("%s", line.c_str());
 }
 
+// The report counts the secondary errors as they come: rewritten at the first, then at most every two seconds
+// (core/rewrite_cadence.h), so that a process killed rather than exited (a notebook kernel) leaves a complete one.
+RewriteCadence rewrites;
+
+void on_secondary(uint64_t count) {
+  if (source::stopped() || !rewrites.due(count, monotonic_ns())) return;
+  shim->write_report(shim->tracker.findings(), false);
+}
+
 // A refused launch is known exactly at once. The first one is written to a report straight away (while no sticky
 // error has been seen), so that it survives however the process ends: normally, by an uncaught exception, or by a
 // signal. The exit handler rewrites it.
@@ -119,6 +129,7 @@ void bring_up(ActivatedBy by) {
   shim = new Shim(config, current_process_info(), dir);
   shim->tool.version = FIRSTASSERT_VERSION;
   shim->tracker.on_primary(on_primary);
+  shim->tracker.on_secondary(on_secondary);
   shim->tracker.on_launch_error(on_launch_error);
   source::Recording uses{&shim->tracker, nullptr, &shim->sync, config.stack_depth, config.python};
   if (config.breadcrumbs) {

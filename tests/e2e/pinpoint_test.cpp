@@ -197,6 +197,19 @@ TEST_P(Pinpoint, KilledRightAfterTheAssertLineTheReportIsComplete) {
   EXPECT_EQ(o.report["final"], false) << "no exit handler ran";
   EXPECT_EQ(culprit(o)["seq"], 4);
   EXPECT_EQ(o.report["device_messages"].size(), 1u);
+  EXPECT_EQ(o.report["secondary"]["count"], 0);
+}
+
+// Killed (as a notebook kernel often is) after a secondary error: the report was rewritten when it came.
+TEST_P(Pinpoint, KilledAfterASecondaryErrorTheReportCountsIt) {
+  e2e::TempDir dir;
+  Outcome o = run_job(dir, "kill-after-secondary");
+  EXPECT_EQ(o.run.exit_code, 128 + 9);
+  ASSERT_NE(o.run.out.find("after the sync: cudaErrorAssert"), std::string::npos) << o.run.out;
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  EXPECT_EQ(o.report["final"], false) << "no exit handler ran";
+  EXPECT_EQ(o.report["secondary"]["count"], 1) << o.report["secondary"].dump(2);
+  EXPECT_EQ(culprit(o)["seq"], 4);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Pinpoint, ::testing::Values("cupti", "interpose"));

@@ -6,6 +6,7 @@
 //   big-block     a launch with 2048 threads per block, refused; the job goes on and ends normally
 //   big-block-abort  the same, then abort() (an uncaught exception ends a job this way)
 //   kill          as in-flight, then SIGKILL right after the sync that printed the assertion line
+//   kill-after-secondary  as kill, with one more failing call (a secondary error) before the SIGKILL
 // Prints "sync: <name>" for the job's own synchronization and "next call: <name>" for the call after the
 // failing launch (in-flight only).
 #include <cuda_runtime_api.h>
@@ -61,7 +62,7 @@ cudaError_t bad_index_select(Tensors& t, cudaStream_t stream) {
   return cudaLaunchKernel(simkernels_host_stub("index_select"), dim3{1}, dim3{32}, args, 0, stream);
 }
 
-int in_flight(bool kill_after) {
+int in_flight(bool kill_after, bool secondary_first = false) {
   Tensors t = make_tensors();
   for (int i = 0; i < 4; ++i) busy(nullptr, 20000);
   cudaError_t launched = bad_nll_loss(t, nullptr);
@@ -73,6 +74,11 @@ int in_flight(bool kill_after) {
   cudaError_t sync = cudaDeviceSynchronize();
   std::printf("launch: %s\nsync: %s\n", cudaGetErrorName(launched), cudaGetErrorName(sync));
   std::fflush(stdout);
+  if (secondary_first) {
+    void* again = nullptr;
+    std::printf("after the sync: %s\n", cudaGetErrorName(cudaMalloc(&again, 16)));
+    std::fflush(stdout);
+  }
   if (kill_after) kill(getpid(), SIGKILL);
   return sync == cudaSuccess ? 0 : 1;
 }
@@ -113,9 +119,10 @@ int main(int argc, char** argv) {
   if (cudaFree(nullptr) != cudaSuccess) return 4;
   if (std::strcmp(mode, "in-flight") == 0) return in_flight(false);
   if (std::strcmp(mode, "kill") == 0) return in_flight(true);
+  if (std::strcmp(mode, "kill-after-secondary") == 0) return in_flight(true, true);
   if (std::strcmp(mode, "two-streams") == 0) return two_streams();
   if (std::strcmp(mode, "big-block") == 0) return big_block(false);
   if (std::strcmp(mode, "big-block-abort") == 0) return big_block(true);
-  std::fprintf(stderr, "pinpoint_job: unknown mode '%s' (in-flight, two-streams, big-block, kill)\n", mode);
+  std::fprintf(stderr, "pinpoint_job: unknown mode '%s' (in-flight, two-streams, big-block, kill, kill-after-secondary)\n", mode);
   return 2;
 }
