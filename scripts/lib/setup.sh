@@ -1,5 +1,6 @@
 # Sourced by scripts/test, scripts/demo, scripts/bench, scripts/wheel, scripts/check-wheel and gpu-check's shim
-# build: makes sure what the build needs is here, then configures and builds into build/. Idempotent; a second run only rebuilds what changed, and one with nothing to do is quiet.
+# build: makes sure what the build needs is here, then configures and builds into build/. Idempotent; a second run
+# only rebuilds what changed, and one with nothing to do is quiet.
 #
 # Debian packages are installed with apt-get when missing and we are root; otherwise the exact apt-get line is
 # printed and we exit 2. Meson >= 1.3 (for meson.options) comes from PATH or, failing that, from a private venv in
@@ -31,8 +32,8 @@ required_packages=(
   libunwind-dev libboost-stacktrace-dev libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
 )
 
-# What scripts/wheel and scripts/check-wheel need beyond the build's: downloads, the sources' make and xz archives, venvs,
-# and pip for `pip install --user`.
+# What scripts/wheel and scripts/check-wheel need beyond the build's: downloads, the sources' make and xz archives,
+# venvs, and pip for `pip install --user`.
 wheel_packages=(curl make xz-utils python3-venv python3-pip)
 
 say() { printf 'firstassert setup: %s\n' "$*" >&2; }
@@ -133,6 +134,7 @@ ensure_cuda_headers() {
 # options it was set up with are kept beside it.
 configure_and_build() {
   local setup_options=() targets=() options previous stamp="$build_dir/firstassert-setup-options"
+  previous=$(cat "$stamp" 2>/dev/null || true)
   while [ $# -gt 0 ] && [ "$1" != -- ]; do setup_options+=("$1"); shift; done
   [ $# -gt 0 ] && shift
   targets=("$@")
@@ -143,9 +145,8 @@ configure_and_build() {
   if [ ! -f "$build_dir/build.ninja" ]; then
     say "configuring $build_dir (meson setup)"
     run_step "configuring $build_dir" "$meson_cmd" setup "$build_dir" "$repo_root" "${setup_options[@]}"
-  elif [ "$(cat "$stamp" 2>/dev/null)" != "$options" ]; then
-    previous=$(cat "$stamp" 2>/dev/null || echo "options not recorded")
-    say "reconfiguring $build_dir with $options (it was set up with $previous)"
+  elif [ "$previous" != "$options" ]; then
+    say "reconfiguring $build_dir with $options (it was set up with ${previous:-options not recorded})"
     # Read meson.options anew first (an option added since the directory was set up is unknown until then), then set
     # the options. Where the old ones no longer hold (a toolkit gone, a wheel unpacked elsewhere), set up afresh.
     local defines=()

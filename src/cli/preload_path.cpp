@@ -20,8 +20,8 @@ std::string system_error(const std::string& what, const std::string& path) {
 }
 
 // A directory no one but this user can change the entries of: this user's or root's, and writable by no one else or
-// sticky (/tmp), where another user can neither rename nor remove what we made. Anything else could let someone swap our link for
-// one to their own library, which the job (perhaps root's) would then preload.
+// sticky (/tmp), where another user can neither rename nor remove what we made. Anything else could let someone swap
+// our link for one to their own library, which the job (perhaps root's) would then preload.
 bool safe_parent(const std::string& dir) {
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
