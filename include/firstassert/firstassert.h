@@ -17,6 +17,19 @@ int firstassert_enable(void);
 /* The path of the report written for the first sticky CUDA error, or NULL while there is none. */
 const char* firstassert_report_path(void);
 
+/* Rewrites the report with what is known now: the secondary errors so far and the device's assertion lines still on
+ * their way through the stderr pipe (see firstassert_stderr_pipe). Returns 1 when there is a report, else 0. */
+int firstassert_refresh_report(void);
+
+/* Where reports go from now on. Returns the directory they go to: dir, or, when a report was already written
+ * elsewhere, that report's directory (it is not moved). Before recording starts, FIRSTASSERT_DIR decides instead. */
+const char* firstassert_set_report_dir(const char* dir);
+
+/* Not preloaded, the shim reads the device's assertion lines through a pipe on fd 2 whose reader forwards every byte
+ * to what fd 2 was (FIRSTASSERT_STDERR_PIPE). on=0 drains it and restores fd 2; on=1 starts it again. Returns 1 when
+ * the pipe runs afterwards. */
+int firstassert_stderr_pipe(int on);
+
 #ifdef __cplusplus
 }
 #endif

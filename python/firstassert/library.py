@@ -95,13 +95,31 @@ def cli_path():
     return None
 
 
+def _bind(handle):
+    """Declares the shim's C API on a ctypes handle (firstassert/firstassert.h)."""
+    handle.firstassert_enable.restype = ctypes.c_int
+    handle.firstassert_enable.argtypes = []
+    handle.firstassert_report_path.restype = ctypes.c_char_p
+    handle.firstassert_report_path.argtypes = []
+    handle.firstassert_refresh_report.restype = ctypes.c_int
+    handle.firstassert_refresh_report.argtypes = []
+    handle.firstassert_set_report_dir.restype = ctypes.c_char_p
+    handle.firstassert_set_report_dir.argtypes = [ctypes.c_char_p]
+    handle.firstassert_stderr_pipe.restype = ctypes.c_int
+    handle.firstassert_stderr_pipe.argtypes = [ctypes.c_int]
+
+
 def enable(report_dir=None, lib=None):
     """Loads libfirstassert.so into this interpreter (RTLD_GLOBAL) and starts recording CUDA launches.
 
-    report_dir: where the report goes (FIRSTASSERT_DIR; set before recording starts, created if missing). lib: the
-    library's path (default: see find_library). Returns True when launches are being recorded, or will be from when
-    CUDA starts (called before `import torch`, it arms the shim through CUDA_INJECTION64_PATH); otherwise one line on
-    stderr says why and nothing else changed. Recording starts once per process, before the cell that fails.
+    report_dir: where this process's report goes (created if missing); also when recording had started before (the
+    shim preloaded, CUDA already running), unless a report was written already: then one line says where it is.
+    lib: the library's path (default: see find_library). Returns True when launches are being recorded, or will be
+    from when CUDA starts (called before `import torch`, it arms the shim through CUDA_INJECTION64_PATH); otherwise
+    one line on stderr says why and nothing else changed.
+
+    Not preloaded, the device's assertion lines are read through a pipe on fd 2 that forwards every byte as it comes
+    (FIRSTASSERT_STDERR_PIPE; not where fd 2 is a terminal); disable() restores fd 2.
     """
     global _loaded, _enabled_dir
     path, origin = find_library(lib)
@@ -110,15 +128,16 @@ def enable(report_dir=None, lib=None):
         return False
     try:
         handle = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-        handle.firstassert_enable.restype = ctypes.c_int
-        handle.firstassert_enable.argtypes = []
-        handle.firstassert_report_path.restype = ctypes.c_char_p
-        handle.firstassert_report_path.argtypes = []
+        _bind(handle)
     except (OSError, AttributeError) as error:
         say("not enabled: cannot load %s (from %s): %s" % (path, origin, error))
         return False
-    if report_dir is not None and not _set_report_dir(report_dir):
-        return False
+    wanted = None
+    if report_dir is not None:
+        wanted = _make_report_dir(report_dir)
+        if wanted is None:
+            return False
+        os.environ["FIRSTASSERT_DIR"] = wanted  # read when recording starts
     if not _cuda_loaded():
         # Armed: firstassert_enable() acts once per process, and now would be too early. The driver initializes the
         # library CUDA_INJECTION64_PATH names when CUDA starts (cuInit): the shim, already loaded here, then records
@@ -129,8 +148,7 @@ def enable(report_dir=None, lib=None):
             os.environ["FIRSTASSERT_CHAINED_INJECTION"] = current
         os.environ["CUDA_INJECTION64_PATH"] = shim
         _loaded = handle
-        if _enabled_dir is None:
-            _enabled_dir = os.environ.get("FIRSTASSERT_DIR") or os.getcwd()
+        _enabled_dir = wanted or _enabled_dir or os.environ.get("FIRSTASSERT_DIR") or os.getcwd()
         return True
     recording = handle.firstassert_enable() == 1
     _loaded = handle
@@ -139,24 +157,49 @@ def enable(report_dir=None, lib=None):
              "usually CUPTI was not found (set FIRSTASSERT_CUPTI) or another tool (Nsight, compute-sanitizer, a "
              "profiler) holds it" % os.path.basename(path))
         return False
-    if _enabled_dir is None:
+    if wanted is not None:
+        # Recording may have started earlier (preloaded, CUDA running): the directory is moved there too.
+        where = os.fsdecode(handle.firstassert_set_report_dir(os.fsencode(wanted)) or os.fsencode(wanted))
+        if where != wanted:
+            say("this process's report was written in %s before enable(report_dir=%s); it stays there, and "
+                "last_report(%r) will not find it" % (where, wanted, wanted))
+        _enabled_dir = where
+    elif _enabled_dir is None:
         _enabled_dir = os.environ.get("FIRSTASSERT_DIR") or os.getcwd()
     return True
 
 
-def _set_report_dir(report_dir):
-    """FIRSTASSERT_DIR for the recording to come; False (after one line) when the directory cannot be made."""
+def _make_report_dir(report_dir):
+    """The absolute report directory, created; None (after one line) when it cannot be made."""
     report_dir = os.path.abspath(os.fspath(report_dir))
-    if _enabled_dir is not None and report_dir != _enabled_dir:
-        say("already recording; reports still go to %s, not %s" % (_enabled_dir, report_dir))
-        return True
     try:
         os.makedirs(report_dir, exist_ok=True)
     except OSError as error:
-        say("not enabled: cannot create report_dir %s: %s" % (report_dir, error))
-        return False
-    os.environ["FIRSTASSERT_DIR"] = report_dir
-    return True
+        say("not enabled: cannot create report_dir %s: %s" % (report_dir, error.strerror or error))
+        return None
+    return report_dir
+
+
+def report_dir():
+    """Where this process's reports go once enable() has run, else None."""
+    return _enabled_dir
+
+
+def disable():
+    """Undoes what enable() changed in the process's files: the stderr pipe is drained and fd 2 restored. Launches
+    already being recorded stay recorded (CUPTI's callbacks stay until the process ends), and a report is still
+    written for a CUDA error."""
+    if _loaded is not None:
+        _loaded.firstassert_stderr_pipe(0)
+
+
+def refresh_report():
+    """Rewrites this process's report with what is known now (secondary errors so far, the device's lines still in
+    the stderr pipe) and returns its path, or None while there is none."""
+    if _loaded is None:
+        return None
+    _loaded.firstassert_refresh_report()
+    return report_path()
 
 
 def report_path():

@@ -4,13 +4,15 @@ import glob
 import json
 import os
 
+from . import library
 from ._output import say
 
 SCHEMA_PREFIX = "firstassert/"
 
 
 def default_dir():
-    return os.environ.get("FIRSTASSERT_DIR") or os.getcwd()
+    """The directory enable() was given, else $FIRSTASSERT_DIR, else the working directory."""
+    return library.report_dir() or os.environ.get("FIRSTASSERT_DIR") or os.getcwd()
 
 
 def read_report(path):
@@ -29,7 +31,8 @@ def read_report(path):
 
 
 def last_report(dir=None):
-    """The newest firstassert-*.json in dir (default: $FIRSTASSERT_DIR, else the working directory), parsed.
+    """The newest firstassert-*.json in dir (default: the directory enable() was given, else $FIRSTASSERT_DIR, else
+    the working directory), parsed. Only that directory is read.
 
     A file that is not a report (partly written, foreign) is skipped with one line on stderr. None when there is
     no report. The dict gets "_path", the file it was read from.

@@ -5,7 +5,10 @@ import socket
 import sys
 import textwrap
 
+from . import cells
 from .reports import default_dir, last_report, read_report
+
+_NEWEST = object()  # show()'s default: the newest report; show(None), as from last_report() finding none, is not
 
 
 def _short_name(signature):
@@ -48,7 +51,7 @@ def _framework(path):
     return None
 
 
-def _python_lines(frames):
+def _python_lines(frames, names):
     """The Python frames as lines, innermost first, each run of framework frames folded into one line."""
     lines, folded = [], []
 
@@ -64,7 +67,7 @@ def _python_lines(frames):
             folded.append(framework)
             continue
         flush()
-        lines.append(_python_frame(frame))
+        lines.append(cells.where(frame, names))
     flush()
     return lines
 
@@ -99,10 +102,6 @@ def _dims(value):
         return "(%s)" % ",".join(str(v) for v in value)
     except TypeError:
         return "(?)"
-
-
-def _python_frame(frame):
-    return "%s:%s in %s" % (frame.get("file") or "?", frame.get("line", "?"), frame.get("function") or "?")
 
 
 def _native_frame(frame):
@@ -141,15 +140,45 @@ def _kernel_label(launch):
     return _short_name(launch.get("kernel") or launch.get("mangled"))
 
 
-def show(report=None, native_frames=8, file=None):
-    """Prints a readable summary of a report: a dict from last_report(), a report file's path, or None (the newest
-    report in $FIRSTASSERT_DIR or the working directory)."""
+def first_error_text(first):
+    return "%s (%s) %s, reported by %s on thread %s" % (
+        first.get("name", "?"), first.get("code", "?"), first.get("description", ""), first.get("api", "?"),
+        first.get("thread", "?"))
+
+
+def launching_frame(launch):
+    """The frame a person looks at first: the innermost one in the user's own code (a cell, their .py)."""
+    frames = launch.get("python_stack") or []
+    user = [f for f in frames if _user_file(f.get("file"))]
+    return user[0] if user else (frames[0] if frames else None)
+
+
+def device_text(report, culprit):
+    message = culprit.get("device_message")
+    if message:
+        return _message_line(message)
+    if report.get("device_messages"):
+        return "%d message(s), none matched to this kernel: %s" % (
+            len(report["device_messages"]), _message_line(report["device_messages"][0]))
+    return ("no assertion line read (stderr was a terminal, or FIRSTASSERT_STDERR_PIPE=0; the lines are on the "
+            "process's stderr)")
+
+
+def show(report=_NEWEST, native_frames=8, file=None):
+    """Prints a readable summary of a report: a dict from last_report(), a report file's or directory's path, or
+    nothing (the newest report in the directory enable() was given, else $FIRSTASSERT_DIR, else the working
+    directory). None, as last_report() returns when a directory has none, says so: no other report is shown."""
     out = file or sys.stdout
-    if report is None:
-        report = last_report()
+    if report is _NEWEST:
+        directory = default_dir()
+        report = last_report(directory)
         if report is None:
-            print("firstassert: no report in %s" % default_dir(), file=out)
+            print("firstassert: no report in %s" % directory, file=out)
             return
+    elif report is None:
+        print("firstassert: no report to show (None: last_report() found none in the directory it was given)",
+              file=out)
+        return
     elif not isinstance(report, dict):
         path = os.fspath(report)
         report = last_report(path) if os.path.isdir(path) else read_report(path)[0]
@@ -172,11 +201,10 @@ def show(report=None, native_frames=8, file=None):
                                                        " ".join(process.get("argv") or [])))
     more(_which_process(process))
 
+    names = cells.names_for(report)
     first = report.get("first_error")
     if first:
-        line("first error", "%s (%s) %s, reported by %s on thread %s" % (
-            first.get("name", "?"), first.get("code", "?"), first.get("description", ""), first.get("api", "?"),
-            first.get("thread", "?")))
+        line("first error", first_error_text(first))
     else:
         line("first error", "none")
 
@@ -188,14 +216,7 @@ def show(report=None, native_frames=8, file=None):
                 more(part)
         line("launch", _launch_line(culprit))
         line("confidence", "%s: %s" % (culprit.get("confidence", "?"), culprit.get("reason", "")))
-        message = culprit.get("device_message")
-        if message:
-            line("device", _message_line(message))
-        elif report.get("device_messages"):
-            line("device", "%d message(s), none matched to this kernel: %s" % (
-                len(report["device_messages"]), _message_line(report["device_messages"][0])))
-        else:
-            line("device", "no assertion line read (they are read when the shim is preloaded)")
+        line("device", device_text(report, culprit))
         hint = culprit.get("hint")
         if hint:
             line("hint", hint.get("title", ""))
@@ -205,9 +226,8 @@ def show(report=None, native_frames=8, file=None):
             line("hint", "none for this kernel and error")
         frames = culprit.get("python_stack") or []
         if frames:
-            user = [f for f in frames if _user_file(f.get("file"))]
-            line("called from", _python_frame(user[0] if user else frames[0]))
-            python = _python_lines(frames)
+            line("called from", cells.where(launching_frame(culprit), names))
+            python = _python_lines(frames, names)
             line("Python", python[0])
             for text in python[1:]:
                 more(text)

@@ -142,6 +142,13 @@ Config parse_config(const GetEnv& getenv, std::vector<std::string>& warnings) {
     else if (v == "interpose") c.backend = Backend::interpose;
     else r.warn("FIRSTASSERT_BACKEND", v, "is not auto, cupti or interpose", "auto");
   }
+  if (const char* pipe = r.raw("FIRSTASSERT_STDERR_PIPE")) {
+    std::string_view v(pipe);
+    if (v == "auto") c.stderr_pipe = StderrPipeMode::automatic;
+    else if (v == "1" || v == "on") c.stderr_pipe = StderrPipeMode::on;
+    else if (v == "0" || v == "off") c.stderr_pipe = StderrPipeMode::off;
+    else r.warn("FIRSTASSERT_STDERR_PIPE", v, "is not auto, 1 or 0", "auto");
+  }
   c.python = r.flag("FIRSTASSERT_PYTHON", true);
   c.breadcrumbs = r.flag("FIRSTASSERT_BREADCRUMBS", true);
   return c;

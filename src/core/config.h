@@ -19,6 +19,10 @@ struct SyncMode {
 
 enum class Backend { automatic, cupti, interpose };
 
+// How the device's lines are read when the stub was not preloaded (preload/stderr_pipe.h): through a pipe on fd 2
+// unless fd 2 is a terminal (automatic), always (on), or not at all (off).
+enum class StderrPipeMode { automatic, on, off };
+
 struct Config {
   static constexpr size_t kDefaultRing = 4096;
   static constexpr size_t kMinRing = 16;
@@ -35,6 +39,7 @@ struct Config {
   bool python = true;        // FIRSTASSERT_PYTHON
   bool breadcrumbs = true;   // FIRSTASSERT_BREADCRUMBS
   Backend backend = Backend::automatic;  // FIRSTASSERT_BACKEND: auto, cupti or interpose
+  StderrPipeMode stderr_pipe = StderrPipeMode::automatic;  // FIRSTASSERT_STDERR_PIPE: auto, 1 or 0
 };
 
 using GetEnv = std::function<const char*(const char*)>;

@@ -21,6 +21,7 @@
 #include "report/report_file.h"
 #include "report/report_json.h"
 #include "report/summary.h"
+#include "stderr_pipe.h"
 #include "stack/module_map.h"
 
 #ifndef FIRSTASSERT_VERSION
@@ -43,12 +44,19 @@ struct Shim {
   std::atomic<bool> report_written{false};
   bool recording = false;
 
+  std::string report_dir;
+
   Shim(Config c, ProcessInfo p, std::string dir)
       : config(std::move(c)),
         process(std::move(p)),
         tracker(config.ring),
         sync(config.sync),
-        report(std::move(dir), process.host, process.pid) {}
+        report(dir, process.host, process.pid),
+        report_dir(std::move(dir)) {}
+
+  std::string crash_dump_path() const {
+    return report_dir + "/firstassert-" + process.host + "-" + std::to_string(process.pid) + ".crash.json";
+  }
 
   bool write_report(const Findings& findings, bool final) {
     std::lock_guard lock(report_mutex);
@@ -119,6 +127,26 @@ void at_exit() {
   }
 }
 
+// How long the stderr pipe may take to forward what is in it at exit or when asked for a fresh report.
+constexpr int kPipeCatchUpMs = 500;
+
+// Not preloaded, no libc writer of ours sees the driver's device lines: fd 2 is read through a pipe instead.
+void start_stderr_pipe(StderrPipeMode mode) {
+  if (mode == StderrPipeMode::off) return;
+  if (mode == StderrPipeMode::automatic && isatty(STDERR_FILENO) == 1) {
+    info("stderr is a terminal: the device's assertion lines are shown there but not read into the report "
+         "(FIRSTASSERT_STDERR_PIPE=1 reads them through a pipe, which makes stderr a pipe)");
+    return;
+  }
+  std::string error;
+  if (!StderrPipe::process().start(feed_device_messages, error)) {
+    say("%s; the device's assertion lines are not read", error.c_str());
+    return;
+  }
+  // Registered after at_exit, so it runs first: the report written at exit has every line the pipe held.
+  std::atexit([] { StderrPipe::process().stop(kPipeCatchUpMs); });
+}
+
 void bring_up(ActivatedBy by) {
   std::vector<std::string> warnings;
   Config config = parse_config([](const char* name) { return std::getenv(name); }, warnings);
@@ -165,11 +193,11 @@ void bring_up(ActivatedBy by) {
   recording = true;
   start_stderr_tap();
   std::atexit(at_exit);
+  if (!interpose::available()) start_stderr_pipe(config.stderr_pipe);
   // A forked child (a DataLoader worker) is another process: the parent's recording is not its own.
   pthread_atfork(nullptr, nullptr, [] { source::stop_in_this_process(); });
-  install_crash_dump(shim->tracker, shim->report_written,
-                     dir + "/firstassert-" + shim->process.host + "-" + std::to_string(shim->process.pid) + ".crash.json",
-                     shim->process.pid, shim->process.host);
+  install_crash_dump(shim->tracker, shim->report_written, shim->crash_dump_path(), shim->process.pid,
+                     shim->process.host);
   info("%s (activated by %s; ring of %zu launches; reports go to %s)", message.c_str(),
        by == ActivatedBy::injection ? "the CUDA driver" : "firstassert_enable()", config.ring, dir.c_str());
 }
@@ -191,6 +219,36 @@ std::string report_path() {
   if (shim == nullptr) return {};
   std::lock_guard lock(shim->report_mutex);
   return shim->report.path();
+}
+
+bool refresh_report() {
+  if (!recording || source::stopped()) return false;
+  StderrPipe::process().catch_up(kPipeCatchUpMs);
+  if (!shim->report_written.load(std::memory_order_acquire)) return false;
+  return shim->write_report(shim->tracker.findings(), false);
+}
+
+std::string set_report_dir(const std::string& dir) {
+  if (shim == nullptr) return dir;  // not started: the caller's FIRSTASSERT_DIR is read at activation
+  std::lock_guard lock(shim->report_mutex);
+  if (!shim->report.path().empty()) return shim->report_dir;  // a report is written: it stays where it is
+  shim->report = ReportFile(dir, shim->process.host, shim->process.pid);
+  shim->report_dir = dir;
+  move_crash_dump(shim->crash_dump_path());
+  return dir;
+}
+
+bool stderr_pipe(bool on) {
+  if (!on) {
+    StderrPipe::process().stop(kPipeCatchUpMs);
+    return false;
+  }
+  if (!recording || interpose::available()) return false;  // preloaded, the libc writers read the lines already
+  std::string error;
+  if (StderrPipe::process().running()) return true;
+  if (StderrPipe::process().start(feed_device_messages, error)) return true;
+  say("%s; the device's assertion lines are not read", error.c_str());
+  return false;
 }
 
 }  // namespace firstassert

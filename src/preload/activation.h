@@ -12,5 +12,12 @@ enum class ActivatedBy { injection, enable_call };
 bool activate(ActivatedBy by);
 // Empty while no report has been written.
 std::string report_path();
+// Rewrites the report with what is known now (secondary errors so far, device lines the stderr pipe still held),
+// when one has been written. False when there is none.
+bool refresh_report();
+// Where reports go from now on: dir, or, once a report has been written, the directory it was written in (returned).
+std::string set_report_dir(const std::string& dir);
+// Starts (when recording and not preloaded) or stops the stderr pipe (stderr_pipe.h); true when it runs afterwards.
+bool stderr_pipe(bool on);
 
 }  // namespace firstassert

@@ -15,7 +15,9 @@ constexpr unsigned kLaunches = 32;
 
 const Tracker* tracker = nullptr;
 const std::atomic<bool>* report_exists = nullptr;
-char dump_path[4096];
+// Two buffers, so that the path can be changed (firstassert_set_report_dir) while a handler may be reading the other.
+char dump_paths[2][4096];
+std::atomic<int> current_dump_path{0};
 int process_id = 0;
 char host_name[256];
 struct sigaction previous[65];
@@ -156,6 +158,7 @@ void dump(int signal) {
   }
   w.raw("\n  ]\n}\n");
 
+  const char* dump_path = dump_paths[current_dump_path.load(std::memory_order_acquire)];
   int fd = open(dump_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return;
   size_t done = 0;
@@ -196,12 +199,19 @@ void on_fatal_signal(int signal, siginfo_t* info, void* context) {
 
 }  // namespace
 
+void move_crash_dump(const std::string& path) {
+  int next = 1 - current_dump_path.load(std::memory_order_relaxed);
+  std::memset(dump_paths[next], 0, sizeof dump_paths[next]);
+  std::strncpy(dump_paths[next], path.c_str(), sizeof dump_paths[next] - 1);
+  current_dump_path.store(next, std::memory_order_release);
+}
+
 void install_crash_dump(const Tracker& t, const std::atomic<bool>& report_written, const std::string& path, int pid,
                         const std::string& host) {
   tracker = &t;
   report_exists = &report_written;
   process_id = pid;
-  std::strncpy(dump_path, path.c_str(), sizeof dump_path - 1);
+  move_crash_dump(path);
   std::strncpy(host_name, host.c_str(), sizeof host_name - 1);
   for (int signal : kSignals) {
     struct sigaction current {};

@@ -15,5 +15,7 @@ namespace firstassert {
 // once report_written is set (a report, of a sticky error or a refused launch, already says what there is to say).
 void install_crash_dump(const Tracker& tracker, const std::atomic<bool>& report_written, const std::string& path,
                         int pid, const std::string& host);
+// The dump's file from now on (the report directory was changed). Not for two threads at once.
+void move_crash_dump(const std::string& path);
 
 }  // namespace firstassert

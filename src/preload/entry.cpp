@@ -66,6 +66,33 @@ FIRSTASSERT_RECORDER_EXPORT const char* firstassert_recorder_report_path(void) {
   return path.empty() ? nullptr : path.c_str();
 }
 
+FIRSTASSERT_RECORDER_EXPORT int firstassert_recorder_refresh_report(void) {
+  try {
+    return firstassert::refresh_report() ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
+FIRSTASSERT_RECORDER_EXPORT const char* firstassert_recorder_set_report_dir(const char* dir) {
+  static thread_local std::string where;
+  if (dir == nullptr || *dir == '\0') return nullptr;
+  try {
+    where = firstassert::set_report_dir(dir);
+  } catch (...) {
+    return nullptr;
+  }
+  return where.c_str();
+}
+
+FIRSTASSERT_RECORDER_EXPORT int firstassert_recorder_stderr_pipe(int on) {
+  try {
+    return firstassert::stderr_pipe(on != 0) ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
 FIRSTASSERT_RECORDER_EXPORT void firstassert_recorder_stderr(const char* bytes, size_t size) {
   firstassert::feed_device_messages(bytes, size);
 }

@@ -35,11 +35,14 @@ int firstassert_recorder_initialize_injection(void);           // the driver's I
 int firstassert_recorder_enable(void);                         // firstassert_enable(), forwarded
 const char* firstassert_recorder_report_path(void);            // firstassert_report_path(), forwarded
 void firstassert_recorder_stderr(const char* bytes, size_t size);  // what the process wrote to stderr
+int firstassert_recorder_refresh_report(void);                  // firstassert_refresh_report(), forwarded
+const char* firstassert_recorder_set_report_dir(const char* dir);  // firstassert_set_report_dir(), forwarded
+int firstassert_recorder_stderr_pipe(int on);                   // firstassert_stderr_pipe(), forwarded
 
 }  // extern "C"
 
 // Raised when the structure above changes: a stub never drives a recorder built for another.
-inline constexpr uint32_t kFirstassertAbi = 3;
+inline constexpr uint32_t kFirstassertAbi = 4;
 inline constexpr const char* kRecorderLibrary = "libfirstassert_recorder.so";
 
 // The recorder's implementation of the hook for a CUDA entry point `name`: firstassert_recorder_hook_<name>, with the

@@ -76,6 +76,9 @@ struct Recorder {
   int (*initialize_injection)() = nullptr;
   int (*enable)() = nullptr;
   const char* (*report_path)() = nullptr;
+  int (*refresh_report)() = nullptr;
+  const char* (*set_report_dir)(const char*) = nullptr;
+  int (*stderr_pipe)(int) = nullptr;
 };
 Recorder recorder;
 std::atomic<bool> recorder_ready{false};
@@ -118,6 +121,9 @@ void load_recorder() {
       !find(handle, "firstassert_recorder_initialize_injection", recorder.initialize_injection) ||
       !find(handle, "firstassert_recorder_enable", recorder.enable) ||
       !find(handle, "firstassert_recorder_report_path", recorder.report_path) ||
+      !find(handle, "firstassert_recorder_refresh_report", recorder.refresh_report) ||
+      !find(handle, "firstassert_recorder_set_report_dir", recorder.set_report_dir) ||
+      !find(handle, "firstassert_recorder_stderr_pipe", recorder.stderr_pipe) ||
       !find(handle, "firstassert_recorder_stderr", stderr_bytes))
     return;
   services.preloaded = preloaded(self) ? 1 : 0;
@@ -149,4 +155,17 @@ FIRSTASSERT_EXPORT int firstassert_enable(void) { return fas::have_recorder() ? 
 // No recorder loaded yet means no recording, so no report: asking does not load it.
 FIRSTASSERT_EXPORT const char* firstassert_report_path(void) {
   return fas::recorder_ready.load(std::memory_order_acquire) ? fas::recorder.report_path() : nullptr;
+}
+
+FIRSTASSERT_EXPORT int firstassert_refresh_report(void) {
+  return fas::recorder_ready.load(std::memory_order_acquire) ? fas::recorder.refresh_report() : 0;
+}
+
+// Before the recorder is loaded there is nothing to move: FIRSTASSERT_DIR is read when recording starts.
+FIRSTASSERT_EXPORT const char* firstassert_set_report_dir(const char* dir) {
+  return fas::recorder_ready.load(std::memory_order_acquire) ? fas::recorder.set_report_dir(dir) : dir;
+}
+
+FIRSTASSERT_EXPORT int firstassert_stderr_pipe(int on) {
+  return fas::recorder_ready.load(std::memory_order_acquire) ? fas::recorder.stderr_pipe(on) : 0;
 }

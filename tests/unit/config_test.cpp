@@ -236,6 +236,17 @@ TEST(Config, Flags) {
   }
 }
 
+TEST(Config, StderrPipeMode) {
+  EXPECT_EQ(parse({}).config.stderr_pipe, StderrPipeMode::automatic);
+  EXPECT_EQ(parse({{"FIRSTASSERT_STDERR_PIPE", "auto"}}).config.stderr_pipe, StderrPipeMode::automatic);
+  EXPECT_EQ(parse({{"FIRSTASSERT_STDERR_PIPE", "1"}}).config.stderr_pipe, StderrPipeMode::on);
+  EXPECT_EQ(parse({{"FIRSTASSERT_STDERR_PIPE", "off"}}).config.stderr_pipe, StderrPipeMode::off);
+  Parsed bad = parse({{"FIRSTASSERT_STDERR_PIPE", "sometimes"}});
+  EXPECT_EQ(bad.config.stderr_pipe, StderrPipeMode::automatic);
+  ASSERT_THAT(bad.warnings, SizeIs(1));
+  EXPECT_THAT(bad.warnings[0], HasSubstr("FIRSTASSERT_STDERR_PIPE=\"sometimes\" is not auto, 1 or 0; using auto"));
+}
+
 TEST(Config, CuptiPathIsTakenAsGiven) {
   Parsed p = parse({{"FIRSTASSERT_CUPTI", "/opt/cuda/lib64/libcupti.so.13"}});
   EXPECT_THAT(p.warnings, IsEmpty());

@@ -1,0 +1,186 @@
+"""firstassert in IPython and Jupyter: `%load_ext firstassert` (or firstassert.enable() in a running kernel).
+
+After each cell that fails with a CUDA error, the cell itself shows what firstassert knows, whatever the kernel does
+with C-level output: for the first one, the kernel whose device assert fired, its launch, the launching line in the
+user's terms (`Cell In[4], line 2`), the device's assertion text, the hint and the report's path; for every later
+one, that it is secondary, which cell and kernel lost the context, and that only a restart brings CUDA back. Plain
+text, and HTML where the front end renders it.
+
+%firstassert             what firstassert is doing in this kernel
+%firstassert show [PATH] a report for a person (no PATH: the newest of the report directory, as after a restart)
+"""
+
+import html
+import re
+import shlex
+import sys
+
+from . import cells, library
+from ._output import say
+from .reports import default_dir, read_report
+from .show import (_kernel_label, _launch_line, device_text, first_error_text, launching_frame, show)
+
+RESTART = ("every CUDA call in this kernel fails until it restarts (Jupyter: Kernel > Restart; "
+           "Colab: Runtime > Restart session)")
+# What a CUDA error says when it reaches Python: PyTorch's and Triton's RuntimeError/AcceleratorError texts, the
+# driver's and the runtime's error names, cuBLAS's and cuDNN's statuses.
+_CUDA_ERROR = re.compile(r"CUDA error|CUDA driver error|CUDA_ERROR_|cudaError|device-side assert|CUBLAS_STATUS_|"
+                         r"CUDNN_STATUS_|AcceleratorError|CudaError")
+USAGE = "usage: %firstassert [show [PATH]]"
+
+
+def is_cuda_error(error):
+    return bool(_CUDA_ERROR.search("%s: %s" % (type(error).__name__, error)))
+
+
+class CellWatch:
+    """What the kernel has shown so far: the first failing cell takes the culprit, later ones are secondary."""
+
+    def __init__(self, shell):
+        self.shell = shell
+        self.first = None  # {"cell": "In[3]", "kernel": name, "where": launching line} once shown
+
+    def after_cell(self, result):
+        try:
+            self._after_cell(result)
+        except Exception as error:  # the user's cell comes first: ours may only add a line
+            say("could not show the report in this cell: %s: %s" % (type(error).__name__, error))
+
+    def _after_cell(self, result):
+        error = getattr(result, "error_in_exec", None)
+        if error is None or not is_cuda_error(error):
+            return
+        path = library.refresh_report()
+        if path is None:
+            return  # not a sticky error (out of memory, a refused launch): CUDA still works, nothing to add
+        report, why = read_report(path)
+        if report is None:
+            say("the report %s is unreadable: %s" % (path, why))
+            return
+        names = cells.save(path, report)
+        this_cell = "In[%s]" % getattr(result, "execution_count", "?")
+        culprit = report.get("culprit") or {}
+        frame = launching_frame(culprit)
+        if self.first is None:
+            self.first = {"cell": this_cell, "kernel": _kernel_label(culprit) if culprit else None,
+                          "where": cells.where(frame, names) if frame else None}
+            _display(first_error_rows(report, names, path), "the first CUDA error of this kernel", RESTART)
+        else:
+            _display(secondary_rows(report, self.first, path), "a secondary CUDA error", RESTART)
+
+
+def first_error_rows(report, names, path):
+    rows = []
+    first = report.get("first_error")
+    rows.append(("first error", first_error_text(first) if first else "none recorded"))
+    culprit = report.get("culprit")
+    if culprit:
+        rows.append(("kernel", _kernel_label(culprit)))
+        rows.append(("launch", _launch_line(culprit)))
+        rows.append(("confidence", "%s: %s" % (culprit.get("confidence", "?"), culprit.get("reason", ""))))
+        frame = launching_frame(culprit)
+        if frame:
+            text = cells.source_line(frame, names)
+            rows.append(("launched at", cells.where(frame, names) + ("  ->  " + text if text else "")))
+        else:
+            rows.append(("launched at", "no Python frames recorded"))
+        rows.append(("device", device_text(report, culprit)))
+        hint = culprit.get("hint")
+        rows.append(("hint", "%s. %s" % (hint.get("title", ""), hint.get("text", "")) if hint else
+                     "none for this kernel and error"))
+    else:
+        rows.append(("kernel", "not known (no launch recorded before the error)"))
+    rows.append(("report", path))
+    return rows
+
+
+def secondary_rows(report, first, path):
+    lost = "kernel %s" % first["kernel"] if first.get("kernel") else "the first error"
+    if first.get("where"):
+        lost += ", launched at %s" % first["where"]
+    count = (report.get("secondary") or {}).get("count", 0)
+    return [("secondary", "this cell's error follows the first one: the CUDA context was lost in cell %s (%s)" % (
+                first["cell"], lost)),
+            ("so far", "%s later error(s) caused by the first" % count),
+            ("report", path)]
+
+
+def render_text(rows, title, footer):
+    lines = ["firstassert: " + title]
+    lines += ["  %-12s %s" % (label, value) for label, value in rows]
+    lines.append("  " + footer[0].upper() + footer[1:] + ".")
+    return "\n".join(lines)
+
+
+def render_html(rows, title, footer):
+    body = "".join('<tr><th style="text-align:left;padding-right:1em;vertical-align:top">%s</th>'
+                   '<td style="text-align:left;font-family:monospace;white-space:pre-wrap">%s</td></tr>'
+                   % (html.escape(label), html.escape(str(value))) for label, value in rows)
+    return ('<div class="firstassert" style="border-left:4px solid #c00;padding-left:0.6em">'
+            "<p><b>firstassert</b>: %s</p><table>%s</table><p>%s.</p></div>" % (
+                html.escape(title), body, html.escape(footer[0].upper() + footer[1:])))
+
+
+def _display(rows, title, footer):
+    text = render_text(rows, title, footer)
+    try:
+        from IPython.display import display
+    except ImportError:
+        print(text, file=sys.stderr)
+        return
+    display({"text/plain": text, "text/html": render_html(rows, title, footer)}, raw=True)
+
+
+def magic(line):
+    """%firstassert [show [PATH]]"""
+    try:
+        words = shlex.split(line)
+    except ValueError as error:
+        say("%s; %s" % (error, USAGE))
+        return
+    if not words:
+        path = library.report_path()
+        print("firstassert: %s; reports go to %s%s" % (
+            "on in this kernel" if library.report_dir() else "not enabled in this kernel (%load_ext firstassert)",
+            default_dir(), "; this kernel's report: " + path if path else ""))
+        return
+    if words[0] == "show" and len(words) <= 2:
+        show(words[1]) if len(words) == 2 else show()
+        return
+    say("unknown arguments %r; %s" % (line, USAGE))
+
+
+_watch = None
+
+
+def attach(shell):
+    """Shows firstassert's findings in the cells of this IPython shell (once per shell)."""
+    global _watch
+    if shell is None or _watch is not None:
+        return
+    _watch = CellWatch(shell)
+    shell.events.register("post_run_cell", _watch.after_cell)
+    shell.register_magic_function(magic, "line", "firstassert")
+
+
+def detach(shell):
+    global _watch
+    if _watch is not None:
+        try:
+            shell.events.unregister("post_run_cell", _watch.after_cell)
+        except ValueError:
+            pass
+        _watch = None
+    library.disable()
+
+
+def load_ipython_extension(shell):
+    """%load_ext firstassert: enables recording in this kernel and shows the findings in the failing cells."""
+    if library.enable():
+        attach(shell)
+        print("firstassert: on; a cell that fails with a CUDA error will show the first one; reports go to %s"
+              % default_dir())
+
+
+def unload_ipython_extension(shell):
+    detach(shell)

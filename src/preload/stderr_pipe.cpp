@@ -1,0 +1,200 @@
+#include "stderr_pipe.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+namespace firstassert {
+
+struct StderrPipe::State {
+  int fd = -1;          // the fd moved onto the pipe
+  int original = -1;    // what the fd was, kept (close-on-exec) to forward to and to restore
+  int read_end = -1;
+  dev_t pipe_dev = 0;   // the pipe's identity, to tell whether the fd still is ours when restoring
+  ino_t pipe_ino = 0;
+  StderrSink sink = nullptr;
+  pthread_t reader{};
+  std::atomic<bool> busy{false};      // a chunk has been taken from the pipe and is not yet forwarded and fed
+  std::atomic<bool> finished{false};  // the reader saw the end of the pipe (every writer closed it)
+  char chunk[64 * 1024];
+};
+
+namespace {
+
+StderrPipe* atfork_target = nullptr;
+
+void write_all(int fd, const char* bytes, size_t size) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, bytes, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // what fd 2 was is gone: the bytes are still parsed, as the user could not read them anyway
+    bytes += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+void* read_pipe(void* argument) {
+  auto* state = static_cast<StderrPipe::State*>(argument);
+  for (;;) {
+    pollfd readable{state->read_end, POLLIN, 0};
+    if (::poll(&readable, 1, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    // Marked busy before the bytes leave the pipe: catch_up() reads the pipe's fill first, then this flag.
+    state->busy.store(true);
+    ssize_t n = ::read(state->read_end, state->chunk, sizeof state->chunk);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
+      state->busy.store(false);
+      continue;
+    }
+    if (n <= 0) {
+      state->busy.store(false);
+      break;
+    }
+    write_all(state->original, state->chunk, static_cast<size_t>(n));
+    state->sink(state->chunk, static_cast<size_t>(n));
+    state->busy.store(false);
+  }
+  state->finished.store(true);
+  return nullptr;
+}
+
+void sleep_ms(int ms) {
+  timespec pause{0, ms * 1000000L};
+  while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {
+  }
+}
+
+int64_t now_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<int64_t>(t.tv_sec) * 1000 + t.tv_nsec / 1000000;
+}
+
+bool still_ours(const StderrPipe::State& state) {
+  struct stat now {};
+  return fstat(state.fd, &now) == 0 && now.st_dev == state.pipe_dev && now.st_ino == state.pipe_ino;
+}
+
+}  // namespace
+
+StderrPipe& StderrPipe::process() {
+  static StderrPipe* pipe = new StderrPipe(STDERR_FILENO);  // never destroyed: the exit handler runs after statics
+  return *pipe;
+}
+
+bool StderrPipe::running() const { return state_ != nullptr; }
+
+bool StderrPipe::start(StderrSink sink, std::string& error) {
+  if (state_ != nullptr) return true;
+  auto* state = new State;
+  state->fd = fd_;
+  state->sink = sink;
+  int ends[2];
+  if (pipe2(ends, O_CLOEXEC) != 0) {
+    error = std::string("cannot make a pipe for stderr: ") + std::strerror(errno);
+    delete state;
+    return false;
+  }
+  fcntl(ends[1], F_SETPIPE_SZ, 1 << 20);  // room for a burst while the reader is descheduled; the default is fine too
+  state->read_end = ends[0];
+  state->original = fcntl(fd_, F_DUPFD_CLOEXEC, 3);
+  struct stat pipe_stat {};
+  fstat(ends[1], &pipe_stat);
+  state->pipe_dev = pipe_stat.st_dev;
+  state->pipe_ino = pipe_stat.st_ino;
+  if (state->original < 0) {
+    error = std::string("cannot keep a copy of stderr: ") + std::strerror(errno);
+    close(ends[0]);
+    close(ends[1]);
+    delete state;
+    return false;
+  }
+  // The reader takes none of the program's signals: they stay with the threads that expect them.
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  int created = pthread_create(&state->reader, nullptr, read_pipe, state);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  if (created != 0) {
+    error = std::string("cannot start the stderr reader: ") + std::strerror(created);
+    close(ends[0]);
+    close(ends[1]);
+    close(state->original);
+    delete state;
+    return false;
+  }
+  if (dup2(ends[1], fd_) < 0) {
+    error = std::string("cannot move stderr onto the pipe: ") + std::strerror(errno);
+    close(ends[1]);  // the reader sees the end of the pipe and stops
+    pthread_join(state->reader, nullptr);
+    close(ends[0]);
+    close(state->original);
+    delete state;
+    return false;
+  }
+  close(ends[1]);
+  state_ = state;
+  static bool hooked = false;
+  if (!hooked && this == &process()) {
+    hooked = true;
+    atfork_target = this;
+    // A forked child gets no reader thread: it writes to what fd 2 was, straight away.
+    pthread_atfork(nullptr, nullptr, [] {
+      StderrPipe::State* s = atfork_target != nullptr ? atfork_target->state_ : nullptr;
+      if (s == nullptr) return;
+      if (still_ours(*s)) dup2(s->original, s->fd);
+      close(s->read_end);
+      close(s->original);
+      atfork_target->state_ = nullptr;
+    });
+  }
+  return true;
+}
+
+bool StderrPipe::catch_up(int timeout_ms) {
+  State* state = state_;
+  if (state == nullptr) return true;
+  int64_t deadline = now_ms() + timeout_ms;
+  for (;;) {
+    int queued = 0;
+    if (ioctl(state->read_end, FIONREAD, &queued) != 0) return false;
+    if (queued == 0 && !state->busy.load()) return true;
+    if (state->finished.load() || now_ms() >= deadline) return false;
+    sleep_ms(1);
+  }
+}
+
+void StderrPipe::stop(int timeout_ms) {
+  State* state = state_;
+  if (state == nullptr) return;
+  int64_t deadline = now_ms() + timeout_ms;
+  catch_up(timeout_ms);  // what was written before goes out before what is written after
+  state_ = nullptr;
+  if (!still_ours(*state)) {
+    // Someone else has put their own file on the fd since: theirs stays. Our pipe's write end is closed with it.
+  } else {
+    dup2(state->original, state->fd);
+  }
+  while (!state->finished.load() && now_ms() < deadline) sleep_ms(1);
+  if (!state->finished.load()) {
+    pthread_detach(state->reader);  // a forked child still writes into the pipe: keep forwarding for it
+    return;
+  }
+  pthread_join(state->reader, nullptr);
+  close(state->read_end);
+  close(state->original);
+  delete state;
+}
+
+}  // namespace firstassert
