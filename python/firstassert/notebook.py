@@ -14,6 +14,7 @@ import html
 import re
 import shlex
 import sys
+import textwrap
 
 from . import cells, library
 from ._output import say
@@ -107,7 +108,11 @@ def secondary_rows(report, first, path):
 
 def render_text(rows, title, footer):
     lines = ["firstassert: " + title]
-    lines += ["  %-12s %s" % (label, value) for label, value in rows]
+    for label, value in rows:
+        # Wrapped as show() wraps, but a path or a source line is never broken.
+        parts = textwrap.wrap(str(value), 100, break_long_words=False, break_on_hyphens=False) or [""]
+        lines.append("  %-12s %s" % (label, parts[0]))
+        lines += ["  %-12s %s" % ("", part) for part in parts[1:]]
     lines.append("  " + footer[0].upper() + footer[1:] + ".")
     return "\n".join(lines)
 

@@ -160,9 +160,44 @@ configure_and_build() {
   run_step "building $build_dir" "$meson_cmd" compile -C "$build_dir" "${targets[@]}"
 }
 
+# The notebook suite's kernels, from PyPI: one venv per ipykernel line under $tools_dir/notebook/, each with the
+# nbclient that drives it. Pinned, so that a kernel release cannot turn CI red or green by itself; a venv whose pins
+# changed is made anew.
+notebook_kernels=(
+  "ipykernel-6 ipykernel==6.31.0"
+  "ipykernel-7 ipykernel==7.4.0"
+)
+notebook_common_pins="ipython==9.18.1 jupyter_client==8.10.0 nbclient==0.11.0 nbformat==5.11.1"
+notebook_kernel_dirs=""  # -Dnotebook-kernels, set by ensure_notebook_kernels
+
+ensure_notebook_kernels() {
+  local entry name pins dir dirs=()
+  for entry in "${notebook_kernels[@]}"; do
+    name=${entry%% *}
+    pins="${entry#* } $notebook_common_pins"
+    dir="$tools_dir/notebook/$name"
+    if [ "$(cat "$dir/firstassert-pins" 2>/dev/null)" != "$pins" ]; then
+      say "installing $name ($pins) into $dir with pip, for the notebook suite"
+      rm -rf "$dir"
+      mkdir -p "$tools_dir/notebook"
+      if ! python3 -m venv "$dir" >/dev/null 2>&1; then
+        rm -rf "$dir"
+        apt_install python3-venv
+        run_step "python3 -m venv" python3 -m venv "$dir"
+      fi
+      # shellcheck disable=SC2086  # the pins are words
+      run_step "pip install $name" "$dir/bin/pip" install --disable-pip-version-check $pins
+      printf '%s\n' "$pins" >"$dir/firstassert-pins"
+    fi
+    dirs+=("$dir")
+  done
+  notebook_kernel_dirs=$(IFS=,; printf '%s' "${dirs[*]}")
+}
+
 setup_and_build() {
   ensure_packages
   ensure_meson
   ensure_cuda_headers
-  configure_and_build -Dtests=true -Dtested-binaries="$tested_binaries"
+  ensure_notebook_kernels
+  configure_and_build -Dtests=true -Dtested-binaries="$tested_binaries" -Dnotebook-kernels="$notebook_kernel_dirs"
 }

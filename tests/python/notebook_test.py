@@ -2,7 +2,8 @@
 """Test: the Python package firstassert in a notebook's ways, with the simulator (stdlib unittest, no pytest).
 
 usage: notebook_test.py PACKAGE_ROOT SHIM SIM_DIR
-       notebook_test.py --child[-enable-early|-slot-taken] PACKAGE_ROOT SHIM SIM_DIR [REPORT_DIR]
+       notebook_test.py --child[-enable-early|-slot-taken|-disable|-report-before-enable] PACKAGE_ROOT SHIM SIM_DIR
+                        [REPORT_DIR]
        PACKAGE_ROOT  build/python, which holds the build tree's copy of the package
        SHIM     build/src/preload/libfirstassert.so
        SIM_DIR  build/tests/sim (libcudart.so.13, libsimkernels.so)
@@ -110,13 +111,70 @@ def child_slot_taken(package_root, shim, sim_dir):
     return 0
 
 
+def load_cuda(sim_dir):
+    kernels = ctypes.PyDLL(os.path.join(sim_dir, "libsimkernels.so"), mode=ctypes.RTLD_GLOBAL)
+    cudart = ctypes.PyDLL(os.path.join(sim_dir, "libcudart.so.13"), mode=ctypes.RTLD_GLOBAL)
+    cudart.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+    pointer = ctypes.c_void_p()
+    cudart.cudaMalloc(ctypes.byref(pointer), 4)  # CUDA starts
+    return kernels, cudart
+
+
+def child_disable(package_root, shim, sim_dir):
+    """Enabled in-process, the stderr pipe takes fd 2 unless it is a terminal; disable() gives it back."""
+    sys.path.insert(0, package_root)
+    import firstassert as fa
+    identity = lambda: list(os.fstat(2)[1:3])  # (inode, device)
+    before = identity()
+    load_cuda(sim_dir)
+    enabled = fa.enable(lib=shim)
+    during = identity()
+    os.write(2, b"through the pipe\n")
+    fa.disable()
+    after = identity()
+    os.write(2, b"after disable\n")
+    print(json.dumps({"enabled": enabled, "before": before, "during": during, "after": after,
+                      "tty": os.isatty(2)}))
+    return 0
+
+
+def child_report_before_enable(package_root, shim, sim_dir, report_dir):
+    """Preloaded, the report was written before enable(report_dir=...): enable says where it is, and
+    last_report(report_dir) finds nothing rather than another directory's report."""
+    sys.path.insert(0, package_root)
+    import firstassert as fa
+    kernels, cudart = load_cuda(sim_dir)
+    kernels.simkernels_host_stub.restype = ctypes.c_void_p
+    cudart.cudaMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    cudart.cudaLaunchKernel.argtypes = [ctypes.c_void_p, dim3, dim3, ctypes.POINTER(ctypes.c_void_p),
+                                        ctypes.c_size_t, ctypes.c_void_p]
+    tensors = []
+    for nbytes in (4, 4, 64, 32):
+        p = ctypes.c_void_p()
+        cudart.cudaMalloc(ctypes.byref(p), nbytes)
+        tensors.append(p)
+    labels = (ctypes.c_long * 4)(0, 1, 9, 2)
+    cudart.cudaMemcpy(tensors[3], ctypes.cast(labels, ctypes.c_void_p), ctypes.sizeof(labels), 1)
+    launch_nll_loss(cudart, kernels, *tensors)
+    cudart.cudaDeviceSynchronize()
+    enabled, _, err = captured(fa.enable, report_dir=report_dir)
+    found, _, _ = captured(fa.last_report, report_dir)
+    _, shown, _ = captured(fa.show, found)
+    print(json.dumps({"enabled": enabled, "err": err, "found": found, "shown": shown, "path": fa.report_path()}))
+    return 0
+
+
 # ---- the tests --------------------------------------------------------------------------------------------------
 
-def run_child(mode, *args):
+def run_child(mode, *args, preload=False, **options):
     env = {k: v for k, v in os.environ.items()
            if k not in ("LD_PRELOAD", "CUDA_INJECTION64_PATH", "FIRSTASSERT_DIR", "FIRSTASSERT_LIB")}
+    if preload:
+        env["LD_PRELOAD"] = SHIM
+    streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    streams.update(options)
     return subprocess.run([sys.executable, THIS_FILE, mode, PACKAGE_ROOT, SHIM, SIM_DIR] + list(args),
-                          capture_output=True, text=True, env=env, timeout=90)
+                          text=True, env=env, timeout=90, **streams)
 
 
 def import_module():
@@ -173,6 +231,12 @@ class DeviceAssertInAChild(unittest.TestCase):
             self.assertEqual(report["culprit"]["mangled"], NLL_LOSS_MANGLED)
             self.assertEqual(report["culprit"]["hint"]["id"], "class-index-out-of-range")
             self.assertTrue(report["final"], "the child exited: the report was rewritten at exit")
+            # Enabled in-process, the device's line was read through the stderr pipe, and the child's stderr still
+            # holds it, once, before the lines firstassert wrote after seeing the error.
+            self.assertEqual(report["culprit"]["device_message"]["condition"], "t >= 0 && t < n_classes", detail)
+            device_line = next(l for l in run.stderr.splitlines() if "Assertion `t >= 0 && t < n_classes`" in l)
+            self.assertEqual(run.stderr.count(device_line), 1, detail)
+            self.assertLess(run.stderr.index(device_line), run.stderr.index("firstassert: first device-side"), detail)
 
             _, shown, err = captured(fa.show, report)
             self.assertEqual(err, "")
@@ -196,6 +260,50 @@ class DeviceAssertInAChild(unittest.TestCase):
             mapped = maps.read()
         for library in ("libcudart.so", "libcuda.so", "libfirstassert.so"):
             self.assertNotIn(library, mapped)
+
+
+class StderrPipe(unittest.TestCase):
+    def test_disable_gives_fd_2_back_and_nothing_written_is_lost(self):
+        run = run_child("--child-disable")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        result = json.loads(run.stdout)
+        self.assertIs(result["enabled"], True, run.stderr)
+        self.assertNotEqual(result["during"], result["before"], "fd 2 is on the pipe while enabled")
+        self.assertEqual(result["after"], result["before"], "disable() restores fd 2")
+        self.assertEqual(run.stderr, "through the pipe\nafter disable\n")
+
+    def test_a_terminal_is_left_alone(self):
+        # On a terminal the device's lines are on the screen already; a pipe would change isatty(2).
+        leader, follower = os.openpty()
+        try:
+            run = run_child("--child-disable", stderr=follower)
+        finally:
+            os.close(follower)
+        os.close(leader)
+        self.assertEqual(run.returncode, 0)
+        result = json.loads(run.stdout)
+        self.assertIs(result["enabled"], True)
+        self.assertEqual(result["during"], result["before"])
+        self.assertIs(result["tty"], True)
+
+
+class ReportDir(unittest.TestCase):
+    def test_a_report_written_before_enable_is_named_and_never_mistaken_for_the_directorys(self):
+        fa = import_module()
+        with tempfile.TemporaryDirectory() as elsewhere, tempfile.TemporaryDirectory() as wanted:
+            run = run_child("--child-report-before-enable", wanted, preload=True, cwd=elsewhere)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            result = json.loads(run.stdout)
+            self.assertIs(result["enabled"], True)
+            self.assertTrue(result["path"].startswith(elsewhere + "/"), result)
+            self.assertEqual(result["err"], "firstassert: this process's report was written in %s before "
+                             "enable(report_dir=%s); it stays there, and last_report(%r) will not find it\n"
+                             % (elsewhere, wanted, wanted))
+            self.assertIsNone(result["found"])
+            self.assertEqual(result["shown"], "firstassert: no report to show (None: last_report() found none in "
+                             "the directory it was given)\n")
+            self.assertEqual(os.listdir(wanted), [])
+            self.assertIsNotNone(fa.last_report(elsewhere))
 
 
 class ShowSaysWhoseReportItIs(unittest.TestCase):
@@ -350,7 +458,8 @@ class Enable(unittest.TestCase):
 
 if __name__ == "__main__":
     children = {"--child": child, "--child-armed": lambda *args: child(*args, enable_first=True),
-                "--child-enable-early": child_enable_early, "--child-slot-taken": child_slot_taken}
+                "--child-enable-early": child_enable_early, "--child-slot-taken": child_slot_taken,
+                "--child-disable": child_disable, "--child-report-before-enable": child_report_before_enable}
     if len(sys.argv) >= 5 and sys.argv[1] in children:
         sys.exit(children[sys.argv[1]](*sys.argv[2:]))
     if len(sys.argv) != 4:
