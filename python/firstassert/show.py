@@ -5,7 +5,7 @@ import socket
 import sys
 import textwrap
 
-from . import cells
+from . import cells, library
 from .reports import default_dir, last_report, read_report
 
 _NEWEST = object()  # show()'s default: the newest report; show(None), as from last_report() finding none, is not
@@ -164,6 +164,16 @@ def device_text(report, culprit):
             "process's stderr)")
 
 
+def _current(report):
+    """This process's own report as it stands now: rewritten first with the secondary errors so far."""
+    path = report.get("_path")
+    if path and path == library.report_path() and library.refresh_report():
+        fresh, _ = read_report(path)
+        if fresh is not None:
+            return fresh
+    return report
+
+
 def show(report=_NEWEST, native_frames=8, file=None):
     """Prints a readable summary of a report: a dict from last_report(), a report file's or directory's path, or
     nothing (the newest report in the directory enable() was given, else $FIRSTASSERT_DIR, else the working
@@ -185,6 +195,8 @@ def show(report=_NEWEST, native_frames=8, file=None):
         if report is None:
             print("firstassert: no report at %s" % path, file=out)
             return
+
+    report = _current(report)
 
     def line(label, text=""):
         print(("  %-12s %s" % (label, text)).rstrip(), file=out)

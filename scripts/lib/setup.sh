@@ -169,6 +169,7 @@ notebook_kernels=(
 )
 notebook_common_pins="ipython==9.18.1 jupyter_client==8.10.0 nbclient==0.11.0 nbformat==5.11.1"
 notebook_kernel_dirs=""  # -Dnotebook-kernels, set by ensure_notebook_kernels
+install_notebook_kernels=false  # scripts/test sets it; scripts/demo and scripts/bench use the venvs already there
 
 ensure_notebook_kernels() {
   local entry name pins dir dirs=()
@@ -177,6 +178,7 @@ ensure_notebook_kernels() {
     pins="${entry#* } $notebook_common_pins"
     dir="$tools_dir/notebook/$name"
     if [ "$(cat "$dir/firstassert-pins" 2>/dev/null)" != "$pins" ]; then
+      $install_notebook_kernels || continue
       say "installing $name ($pins) into $dir with pip, for the notebook suite"
       rm -rf "$dir"
       mkdir -p "$tools_dir/notebook"

@@ -5,9 +5,9 @@
 // first, with the caller's own arguments, so the bytes, their order, the file descriptor and isatty() are exactly
 // as without firstassert, and nothing is held back if the process dies right after. Only then, for stderr, the
 // same bytes are handed to the recorder (firstassert_recorder_stderr), whose device-message parser never blocks or
-// allocates. A tee of fd 2 through a pipe was rejected: it changes isatty(2), and bytes in flight are lost when the
-// process is killed. Loaded by dlopen (firstassert_enable) these definitions do not interpose, and device messages
-// are not read. Part of the preloaded stub: links nothing but libc.
+// allocates. A tee of fd 2 through a pipe is only the fallback: it changes isatty(2), and bytes in flight are lost when
+// the process is killed. Loaded by dlopen (firstassert_enable) these definitions do not interpose, so the recorder
+// takes that fallback then (stderr_pipe.h). Part of the preloaded stub: links nothing but libc.
 #include "stderr_tap.h"
 
 #include <dlfcn.h>

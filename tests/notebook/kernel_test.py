@@ -254,8 +254,12 @@ class InAKernel(KernelTestCase):
             failing, later = self.fail_in_cells(kernel)
             report_path = self.check_failing_cell(kernel, failing)
             self.check_secondary_cell(kernel, later, report_path)
+            # A secondary error caught in the cell (no hook runs) is still counted when the report is shown.
+            kernel.run("try:\n    cuda.malloc(4)\nexcept RuntimeError:\n    pass")
             same = kernel.run("%firstassert show")
-            self.assertIn("this process", text_of(same, "stream", "stdout"), self.detail(kernel, same))
+            shown = text_of(same, "stream", "stdout")
+            self.assertIn("this process", shown, self.detail(kernel, same))
+            self.assertIn("2 later error(s) caused by the first so far", shown, self.detail(kernel, same))
             kernel.restart()
             self.check_shown_after_restart(kernel, report_path, final=True)
             # The restarted kernel, healthy, writes no report of its own.
