@@ -26,8 +26,8 @@ int firstassert_refresh_report(void);
 const char* firstassert_set_report_dir(const char* dir);
 
 /* Not preloaded, the shim reads the device's assertion lines through a pipe on fd 2 whose reader forwards every byte
- * to what fd 2 was (FIRSTASSERT_STDERR_PIPE). on=0 drains it and restores fd 2; on=1 starts it again. Returns 1 when
- * the pipe runs afterwards. */
+ * to what fd 2 was (FIRSTASSERT_STDERR_PIPE). on=0 drains it and restores fd 2; on=1 starts it again where
+ * FIRSTASSERT_STDERR_PIPE allows. Returns 1 when the pipe runs afterwards. */
 int firstassert_stderr_pipe(int on);
 
 #ifdef __cplusplus

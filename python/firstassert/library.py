@@ -157,6 +157,7 @@ def enable(report_dir=None, lib=None):
              "usually CUPTI was not found (set FIRSTASSERT_CUPTI) or another tool (Nsight, compute-sanitizer, a "
              "profiler) holds it" % os.path.basename(path))
         return False
+    handle.firstassert_stderr_pipe(1)  # again, after a disable(); nothing where preloaded or where it runs already
     if wanted is not None:
         # Recording may have started earlier (preloaded, CUDA running): the directory is moved there too.
         where = os.fsdecode(handle.firstassert_set_report_dir(os.fsencode(wanted)) or os.fsencode(wanted))

@@ -19,7 +19,7 @@ import textwrap
 from . import cells, library
 from ._output import say
 from .reports import default_dir, read_report
-from .show import (_kernel_label, _launch_line, device_text, first_error_text, launching_frame, show)
+from .show import (kernel_label, launch_line, device_text, first_error_text, launching_frame, show)
 
 RESTART = ("every CUDA call in this kernel fails until it restarts (Jupyter: Kernel > Restart; "
            "Colab: Runtime > Restart session)")
@@ -63,7 +63,7 @@ class CellWatch:
         culprit = report.get("culprit") or {}
         frame = launching_frame(culprit)
         if self.first is None:
-            self.first = {"cell": this_cell, "kernel": _kernel_label(culprit) if culprit else None,
+            self.first = {"cell": this_cell, "kernel": kernel_label(culprit) if culprit else None,
                           "where": cells.where(frame, names) if frame else None}
             _display(first_error_rows(report, names, path), "the first CUDA error of this kernel", RESTART)
         else:
@@ -76,8 +76,8 @@ def first_error_rows(report, names, path):
     rows.append(("first error", first_error_text(first) if first else "none recorded"))
     culprit = report.get("culprit")
     if culprit:
-        rows.append(("kernel", _kernel_label(culprit)))
-        rows.append(("launch", _launch_line(culprit)))
+        rows.append(("kernel", kernel_label(culprit)))
+        rows.append(("launch", launch_line(culprit)))
         rows.append(("confidence", "%s: %s" % (culprit.get("confidence", "?"), culprit.get("reason", ""))))
         frame = launching_frame(culprit)
         if frame:

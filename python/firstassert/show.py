@@ -121,7 +121,7 @@ def _user_file(path):
         "/site-packages/", "/dist-packages/", "/lib/python3", "<frozen", "/torch/", "<string>"))
 
 
-def _launch_line(launch):
+def launch_line(launch):
     return "<<<%s, %s, %s bytes shared, stream %s%s>>> via %s, device %s, thread %s" % (
         _dims(launch.get("grid")), _dims(launch.get("block")), launch.get("shared_mem", "?"),
         launch.get("stream", "?"), " (per-thread default)" if launch.get("per_thread_default_stream") else "",
@@ -134,7 +134,7 @@ def _message_line(message):
         _dims(message.get("block")), _dims(message.get("thread")), message.get("condition", "?"))
 
 
-def _kernel_label(launch):
+def kernel_label(launch):
     if launch.get("graph"):
         return "(a CUDA graph)"
     return _short_name(launch.get("kernel") or launch.get("mangled"))
@@ -222,11 +222,11 @@ def show(report=_NEWEST, native_frames=8, file=None):
 
     culprit = report.get("culprit")
     if culprit:
-        line("kernel", _kernel_label(culprit))
+        line("kernel", kernel_label(culprit))
         if culprit.get("kernel"):
             for part in textwrap.wrap(culprit["kernel"], 100, break_on_hyphens=False) or [""]:
                 more(part)
-        line("launch", _launch_line(culprit))
+        line("launch", launch_line(culprit))
         line("confidence", "%s: %s" % (culprit.get("confidence", "?"), culprit.get("reason", "")))
         line("device", device_text(report, culprit))
         hint = culprit.get("hint")
@@ -262,9 +262,9 @@ def show(report=_NEWEST, native_frames=8, file=None):
     others = [c for c in report.get("candidates") or [] if not culprit or c.get("seq") != culprit.get("seq")]
     if others:
         line("candidates", "%d other launch(es) not known to have completed: %s" % (
-            len(others), ", ".join(_kernel_label(c) for c in others[:5]) + (" ..." if len(others) > 5 else "")))
+            len(others), ", ".join(kernel_label(c) for c in others[:5]) + (" ..." if len(others) > 5 else "")))
     for error in report.get("launch_errors") or []:
-        line("refused", "%s %s: %s (%s)" % (_kernel_label(error), _launch_line(error), error.get("name", "?"),
+        line("refused", "%s %s: %s (%s)" % (kernel_label(error), launch_line(error), error.get("name", "?"),
                                             error.get("code", "?")))
     secondary = report.get("secondary") or {}
     count = secondary.get("count", 0)

@@ -131,20 +131,23 @@ void at_exit() {
 constexpr int kPipeCatchUpMs = 500;
 
 // Not preloaded, no libc writer of ours sees the driver's device lines: fd 2 is read through a pipe instead.
-void start_stderr_pipe(StderrPipeMode mode) {
-  if (mode == StderrPipeMode::off) return;
+bool start_stderr_pipe(StderrPipeMode mode) {
+  if (mode == StderrPipeMode::off) return false;
+  if (StderrPipe::process().running()) return true;
   if (mode == StderrPipeMode::automatic && isatty(STDERR_FILENO) == 1) {
     info("stderr is a terminal: the device's assertion lines are shown there but not read into the report "
          "(FIRSTASSERT_STDERR_PIPE=1 reads them through a pipe, which makes stderr a pipe)");
-    return;
+    return false;
   }
   std::string error;
   if (!StderrPipe::process().start(feed_device_messages, error)) {
     say("%s; the device's assertion lines are not read", error.c_str());
-    return;
+    return false;
   }
   // Registered after at_exit, so it runs first: the report written at exit has every line the pipe held.
-  std::atexit([] { StderrPipe::process().stop(kPipeCatchUpMs); });
+  static std::once_flag at_exit_stop;
+  std::call_once(at_exit_stop, [] { std::atexit([] { StderrPipe::process().stop(kPipeCatchUpMs); }); });
+  return true;
 }
 
 void bring_up(ActivatedBy by) {
@@ -243,12 +246,9 @@ bool stderr_pipe(bool on) {
     StderrPipe::process().stop(kPipeCatchUpMs);
     return false;
   }
-  if (!recording || interpose::available()) return false;  // preloaded, the libc writers read the lines already
-  std::string error;
-  if (StderrPipe::process().running()) return true;
-  if (StderrPipe::process().start(feed_device_messages, error)) return true;
-  say("%s; the device's assertion lines are not read", error.c_str());
-  return false;
+  // Preloaded, the libc writers read the lines already.
+  if (!recording || source::stopped() || interpose::available()) return false;
+  return start_stderr_pipe(shim->config.stderr_pipe);
 }
 
 }  // namespace firstassert

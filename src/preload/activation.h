@@ -17,7 +17,8 @@ std::string report_path();
 bool refresh_report();
 // Where reports go from now on: dir, or, once a report has been written, the directory it was written in (returned).
 std::string set_report_dir(const std::string& dir);
-// Starts (when recording and not preloaded) or stops the stderr pipe (stderr_pipe.h); true when it runs afterwards.
+// Starts (when recording, not preloaded, and FIRSTASSERT_STDERR_PIPE allows it) or stops the stderr pipe
+// (stderr_pipe.h); true when it runs afterwards.
 bool stderr_pipe(bool on);
 
 }  // namespace firstassert

@@ -7,6 +7,8 @@
 #include <atomic>
 #include <cstring>
 
+#include "stderr_pipe.h"
+
 namespace firstassert {
 namespace {
 
@@ -177,6 +179,7 @@ void dump(int signal) {
 
 void on_fatal_signal(int signal, siginfo_t* info, void* context) {
   int saved = errno;
+  StderrPipe::restore_process_fd_in_signal_handler();
   // Only the first fatal signal dumps, and only when no report names the first CUDA error already.
   if (!dumping.exchange(true) && tracker != nullptr && !tracker->has_primary() &&
       !report_exists->load(std::memory_order_acquire))

@@ -31,6 +31,7 @@ struct StderrPipe::State {
 namespace {
 
 StderrPipe* atfork_target = nullptr;
+std::atomic<StderrPipe*> process_pipe{nullptr};  // process()'s, once made: a signal handler must not make it
 
 void write_all(int fd, const char* bytes, size_t size) {
   while (size > 0) {
@@ -90,6 +91,7 @@ bool still_ours(const StderrPipe::State& state) {
 
 StderrPipe& StderrPipe::process() {
   static StderrPipe* pipe = new StderrPipe(STDERR_FILENO);  // never destroyed: the exit handler runs after statics
+  process_pipe.store(pipe, std::memory_order_release);
   return *pipe;
 }
 
@@ -160,6 +162,12 @@ bool StderrPipe::start(StderrSink sink, std::string& error) {
     });
   }
   return true;
+}
+
+void StderrPipe::restore_process_fd_in_signal_handler() {
+  StderrPipe* pipe = process_pipe.load(std::memory_order_acquire);
+  State* state = pipe != nullptr ? pipe->state_ : nullptr;
+  if (state != nullptr && still_ours(*state)) dup2(state->original, state->fd);
 }
 
 bool StderrPipe::catch_up(int timeout_ms) {

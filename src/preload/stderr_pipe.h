@@ -34,6 +34,10 @@ class StderrPipe {
   // that hold the pipe, such as forked children, to finish; the reader goes on forwarding for them after that).
   void stop(int timeout_ms);
   bool running() const;
+  // For a fatal signal's handler (async-signal-safe; nothing when process() was never used): fd 2 goes back to what
+  // it was at once, so that the dying process's last words (a crash dump's line, faulthandler's traceback) do not
+  // wait in the pipe for a reader that may never run again. What the pipe holds is still forwarded while it runs.
+  static void restore_process_fd_in_signal_handler();
 
   struct State;  // defined where the reader thread uses it
 

@@ -133,9 +133,25 @@ def child_disable(package_root, shim, sim_dir):
     fa.disable()
     after = identity()
     os.write(2, b"after disable\n")
-    print(json.dumps({"enabled": enabled, "before": before, "during": during, "after": after,
-                      "tty": os.isatty(2)}))
+    again = fa.enable(lib=shim)
+    reenabled = identity()
+    os.write(2, b"enabled again\n")
+    fa.disable()
+    print(json.dumps({"enabled": enabled, "before": before, "during": during, "after": after, "again": again,
+                      "reenabled": reenabled, "final": identity(), "tty": os.isatty(2)}))
     return 0
+
+
+def child_crash(package_root, shim, sim_dir):
+    """Enabled in-process (fd 2 piped), the process dies of a signal: its last line still reaches stderr."""
+    sys.path.insert(0, package_root)
+    import firstassert as fa
+    load_cuda(sim_dir)
+    if not fa.enable(lib=shim):
+        return 3
+    import signal
+    os.kill(os.getpid(), signal.SIGABRT)
+    return 4
 
 
 def child_report_before_enable(package_root, shim, sim_dir, report_dir):
@@ -270,7 +286,16 @@ class StderrPipe(unittest.TestCase):
         self.assertIs(result["enabled"], True, run.stderr)
         self.assertNotEqual(result["during"], result["before"], "fd 2 is on the pipe while enabled")
         self.assertEqual(result["after"], result["before"], "disable() restores fd 2")
-        self.assertEqual(run.stderr, "through the pipe\nafter disable\n")
+        self.assertIs(result["again"], True, run.stderr)
+        self.assertNotEqual(result["reenabled"], result["before"], "enable() after disable() pipes fd 2 again")
+        self.assertEqual(result["final"], result["before"])
+        self.assertEqual(run.stderr, "through the pipe\nafter disable\nenabled again\n")
+
+    def test_a_process_dying_of_a_signal_still_says_so(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            run = run_child("--child-crash", cwd=tmp)
+        self.assertEqual(run.returncode, -6, run.stderr)
+        self.assertIn("firstassert: the process is dying of a signal with no CUDA error recorded", run.stderr)
 
     def test_a_terminal_is_left_alone(self):
         # On a terminal the device's lines are on the screen already; a pipe would change isatty(2).
@@ -284,6 +309,7 @@ class StderrPipe(unittest.TestCase):
         result = json.loads(run.stdout)
         self.assertIs(result["enabled"], True)
         self.assertEqual(result["during"], result["before"])
+        self.assertEqual(result["reenabled"], result["before"], "enable() again leaves the terminal alone too")
         self.assertIs(result["tty"], True)
 
 
@@ -459,7 +485,7 @@ class Enable(unittest.TestCase):
 if __name__ == "__main__":
     children = {"--child": child, "--child-armed": lambda *args: child(*args, enable_first=True),
                 "--child-enable-early": child_enable_early, "--child-slot-taken": child_slot_taken,
-                "--child-disable": child_disable, "--child-report-before-enable": child_report_before_enable}
+                "--child-disable": child_disable, "--child-crash": child_crash, "--child-report-before-enable": child_report_before_enable}
     if len(sys.argv) >= 5 and sys.argv[1] in children:
         sys.exit(children[sys.argv[1]](*sys.argv[2:]))
     if len(sys.argv) != 4:
