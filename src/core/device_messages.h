@@ -1,7 +1,6 @@
-// The driver's device-side assertion lines, as it prints them on stderr:
-//   <file>:<line>: <function>: block: [x,y,z], thread: [x,y,z] Assertion `<condition>` failed.
-// Fed with whatever bytes reach stderr (feed() must stay cheap: it runs inside the program's writes), parsed into
-// fixed-size records without allocating, and kept (the first kMaxMessages) for the report and the culprit choice.
+// The driver's device-side assertion lines (device_assert_line.h), as they reach stderr. Fed with whatever bytes
+// reach it (feed() must stay cheap: it runs inside the program's writes), parsed into fixed-size records without
+// allocating, and kept (the first kMaxMessages) for the report and the culprit choice.
 #pragma once
 
 #include <atomic>
@@ -10,20 +9,9 @@
 #include <string_view>
 #include <vector>
 
+#include "device_assert_line.h"
+
 namespace firstassert {
-
-struct DeviceMessage {
-  char file[256] = {};
-  uint32_t line = 0;
-  char function[256] = {};
-  uint32_t block[3] = {};
-  uint32_t thread[3] = {};
-  char condition[512] = {};
-  int64_t wall_ns = 0;
-};
-
-// Parses one line (without its newline). False when it is not a device assertion line.
-bool parse_device_assert(std::string_view line, DeviceMessage& out);
 
 class DeviceMessageLog {
  public:

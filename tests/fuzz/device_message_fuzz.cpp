@@ -1,5 +1,5 @@
-// The device-message parser against arbitrary bytes, as the stderr tap feeds it: any split of any bytes, never a
-// crash, never a message with an unterminated field.
+// The device-message parser against arbitrary bytes, as the stderr tap and triage feed it: any split of any bytes,
+// never a crash, never a message with an unterminated field.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -17,7 +17,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         std::memchr(m.condition, '\0', sizeof m.condition) == nullptr)
       __builtin_trap();
   }
+  // Every form the parser takes (device_assert_line.h), on the whole input as one line: the records written are
+  // bounded by the room given, each field terminated, and no record claims a flag it cannot have.
+  firstassert::DeviceMessage records[4];
+  size_t n = firstassert::parse_device_asserts(std::string_view(bytes, size), records, 4);
+  for (size_t i = 0; i < (n < 4 ? n : 4); ++i) {
+    const firstassert::DeviceMessage& r = records[i];
+    if (std::memchr(r.file, '\0', sizeof r.file) == nullptr || std::memchr(r.function, '\0', sizeof r.function) == nullptr ||
+        std::memchr(r.condition, '\0', sizeof r.condition) == nullptr || (r.flags & ~0x0f) != 0)
+      __builtin_trap();
+    if (r.has(firstassert::kMessageNoLocation) && r.line != 0) __builtin_trap();  // a line number never invented
+  }
   firstassert::DeviceMessage m;
-  (void)firstassert::parse_device_assert(std::string_view(bytes, size), m);
+  if (firstassert::parse_device_assert(std::string_view(bytes, size), m) != (n > 0)) __builtin_trap();
   return 0;
 }

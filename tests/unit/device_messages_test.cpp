@@ -1,6 +1,4 @@
-// Device messages: the driver's assertion lines, parsed from whatever reaches stderr. parse_device_assert must take
-// every real line (paths with colons, signatures, carriage returns) and refuse everything else without touching its
-// output; DeviceMessageLog::feed must rebuild lines from arbitrary write boundaries, keep only assertion lines, drop
+// Device messages: the driver's assertion lines, as they reach stderr. DeviceMessageLog::feed must rebuild lines from arbitrary write boundaries, keep only assertion lines, drop
 // lines too long to be one, keep the first kMaxMessages, and never block. Tests use their own log where they can:
 // device_message_log() is the process's, shared by every test of this binary.
 #include "core/device_messages.h"
@@ -40,106 +38,11 @@ std::vector<uint32_t> lines_of(const DeviceMessageLog& log) {
   return out;
 }
 
-TEST(ParseDeviceAssert, TakesEveryFieldOfTheDriversLine) {
-  DeviceMessage m;
-  ASSERT_TRUE(parse_device_assert(kTorchLine, m));
-  EXPECT_STREQ(m.file, "../aten/src/ATen/native/cuda/Loss.cu");
-  EXPECT_EQ(m.line, 250u);
-  EXPECT_STREQ(m.function, "nll_loss_forward_reduce_cuda_kernel_2d");
-  EXPECT_THAT(m.block, ElementsAre(3, 1, 2));
-  EXPECT_THAT(m.thread, ElementsAre(5, 6, 7));
-  EXPECT_STREQ(m.condition, "t >= 0 && t < n_classes");
-  EXPECT_EQ(m.wall_ns, 0) << "parsing does not stamp a time; the log does";
-}
-
-// A plain assert() in CUDA C++ on Linux passes __PRETTY_FUNCTION__: the function is a whole signature, with spaces,
-// and for a template a "[with ...]" tail. It holds no ": ", so it is still one field.
-TEST(ParseDeviceAssert, FunctionMayBeAWholeSignature) {
-  DeviceMessage m;
-  ASSERT_TRUE(parse_device_assert(
-      "/src/a.cu:12: void scale<T>(T *, int) [with T = float]: block: [0,0,0], thread: [31,0,0] Assertion "
-      "`n > 0` failed.",
-      m));
-  EXPECT_STREQ(m.file, "/src/a.cu");
-  EXPECT_EQ(m.line, 12u);
-  EXPECT_STREQ(m.function, "void scale<T>(T *, int) [with T = float]");
-  EXPECT_EQ(m.thread[0], 31u);
-  EXPECT_STREQ(m.condition, "n > 0");
-}
-
-TEST(ParseDeviceAssert, FileMayHoldColonsAndSpaces) {
-  DeviceMessage m;
-  ASSERT_TRUE(parse_device_assert(
-      "C:\\work dir: v2\\k.cu:7: check: block: [0,0,0], thread: [0,0,0] Assertion `a::b(x) == 1` failed.", m));
-  EXPECT_STREQ(m.file, "C:\\work dir: v2\\k.cu");
-  EXPECT_EQ(m.line, 7u);
-  EXPECT_STREQ(m.function, "check");
-  EXPECT_STREQ(m.condition, "a::b(x) == 1") << "the condition is taken whole, colons and all";
-}
-
-TEST(ParseDeviceAssert, ConditionMayHoldBackticksAndBrackets) {
-  DeviceMessage m;
-  ASSERT_TRUE(parse_device_assert(
-      "k.cu:1: k: block: [0,0,0], thread: [0,0,0] Assertion `a[i] == '`' && s == \"] Assertion `\"` failed.", m));
-  EXPECT_STREQ(m.condition, "a[i] == '`' && s == \"] Assertion `\"");
-}
-
-TEST(ParseDeviceAssert, CarriageReturnAndTrailingSpacesAreIgnored) {
-  DeviceMessage m;
-  ASSERT_TRUE(parse_device_assert(std::string(kTorchLine) + " \r", m));
-  EXPECT_STREQ(m.condition, "t >= 0 && t < n_classes");
-}
-
-TEST(ParseDeviceAssert, NumbersUpToUint32MaxAreTaken) {
-  DeviceMessage m;
-  ASSERT_TRUE(parse_device_assert(
-      "k.cu:4294967295: k: block: [4294967295,0,1], thread: [1023,1,0] Assertion `x` failed.", m));
-  EXPECT_EQ(m.line, 4294967295u);
-  EXPECT_EQ(m.block[0], 4294967295u);
-}
-
-TEST(ParseDeviceAssert, RefusesWhatIsNotADeviceAssertionAndLeavesTheOutputAlone) {
-  const char* not_device_asserts[] = {
-      "",
-      "Assertion `x` failed.",
-      // glibc's host assert: quotes differ and there is no block or thread.
-      "a.out: a.c:5: main: Assertion `0' failed.",
-      "k.cu:12: k: block: [0,0,0], thread: [0,0,0] Assertion `x` failed",   // no final period
-      "k.cu:12: k: block: [0,0,0], thread: [0,0,0] Assertion `x` failed. trailing",
-      "k.cu:x2: k: block: [0,0,0], thread: [0,0,0] Assertion `x` failed.",  // line not a number
-      "k.cu:: k: block: [0,0,0], thread: [0,0,0] Assertion `x` failed.",    // empty line number
-      "k.cu:4294967296: k: block: [0,0,0], thread: [0,0,0] Assertion `x` failed.",  // over 32 bits
-      "k.cu:12: k: block: [0,0], thread: [0,0,0] Assertion `x` failed.",    // two coordinates
-      "k.cu:12: k: block: [0,0,0,0], thread: [0,0,0] Assertion `x` failed.",  // four
-      "k.cu:12: k: block: [0,0,0], thread: [0,-1,0] Assertion `x` failed.",   // negative
-      "k.cu:12: k: block: [0, 0,0], thread: [0,0,0] Assertion `x` failed.",   // not the driver's spacing
-      "k.cu:12: k: block: [0,0,0] Assertion `x` failed.",                     // no thread
-      "k.cu:12: k: block: [0,0,0] Assertion `x` failed., thread: [0,0,0] Assertion `y` failed.",
-      "k.cu12 k: block: [0,0,0], thread: [0,0,0] Assertion `x` failed.",      // no "file:line: function"
-      "k.cu: block: [0,0,0], thread: [0,0,0] Assertion `x` failed.",          // no line number
-  };
-  for (const char* line : not_device_asserts) {
-    DeviceMessage m;
-    m.line = 77;
-    std::strcpy(m.function, "untouched");
-    EXPECT_FALSE(parse_device_assert(line, m)) << line;
-    EXPECT_EQ(m.line, 77u) << "a refused line must not half-write the output: " << line;
-    EXPECT_STREQ(m.function, "untouched") << line;
-  }
-}
-
-TEST(ParseDeviceAssert, LongFieldsAreCutAndTerminated) {
-  std::string file(400, 'f');
-  std::string function(400, 'g');
-  std::string condition(900, 'c');
-  DeviceMessage m;
-  ASSERT_TRUE(parse_device_assert(file + ":9: " + function + ": block: [0,0,0], thread: [0,0,0] Assertion `" +
-                                      condition + "` failed.",
-                                  m));
-  EXPECT_EQ(std::string(m.file), file.substr(0, sizeof m.file - 1));
-  EXPECT_EQ(std::string(m.function), function.substr(0, sizeof m.function - 1));
-  EXPECT_EQ(std::string(m.condition), condition.substr(0, sizeof m.condition - 1));
-  EXPECT_EQ(m.line, 9u);
+// What a line may hold is the parser's (device_assert_line_test.cpp); here, what the log does with the lines fed.
+TEST(DeviceMessageLog, SeveralRecordsOnOneLineAreEachKept) {
+  auto log = new_log();
+  feed(*log, std::string(kTorchLine) + " " + line_numbered(3));
+  EXPECT_THAT(lines_of(*log), ElementsAre(250, 3));
 }
 
 TEST(DeviceMessageLog, OneWholeLine) {

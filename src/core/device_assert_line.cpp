@@ -1,0 +1,354 @@
+#include "device_assert_line.h"
+
+#include <algorithm>
+#include <cstring>
+#include <initializer_list>
+
+namespace firstassert {
+namespace {
+
+constexpr std::string_view kAssertion = "Assertion `";
+constexpr std::string_view kFailed = "` failed";
+constexpr size_t kMaxRecords = 32;      // per line: more is not a driver's output
+constexpr size_t kMaxLinkedLine = 4096;  // a line with markdown links is rewritten into a buffer of this size
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+bool is_alnum(char c) { return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+void copy_field(std::string_view from, char* to, size_t capacity) {
+  size_t n = std::min(from.size(), capacity - 1);
+  std::memcpy(to, from.data(), n);
+  to[n] = '\0';
+}
+
+bool parse_uint(std::string_view text, uint32_t& out) {
+  if (text.empty() || text.size() > 10) return false;
+  uint64_t value = 0;
+  for (char c : text) {
+    if (!is_digit(c)) return false;
+    value = value * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (value > UINT32_MAX) return false;
+  out = static_cast<uint32_t>(value);
+  return true;
+}
+
+// "x,y,z" (spaces allowed around the numbers, as a page may reflow them) into three numbers.
+bool parse_triple(std::string_view text, uint32_t (&out)[3]) {
+  for (int i = 0; i < 3; ++i) {
+    size_t comma = i < 2 ? text.find(',') : text.size();
+    if (comma == std::string_view::npos || !parse_uint(trim(text.substr(0, comma)), out[i])) return false;
+    text.remove_prefix(i < 2 ? comma + 1 : comma);
+  }
+  return text.empty();
+}
+
+// Backwards from end (exclusive) over blanks.
+size_t skip_blanks_back(std::string_view s, size_t end) {
+  while (end > 0 && (s[end - 1] == ' ' || s[end - 1] == '\t')) --end;
+  return end;
+}
+
+// A "[x,y,z]" ending at end (exclusive, after blanks): its numbers and where its '[' is; npos when there is none.
+size_t triple_before(std::string_view s, size_t end, uint32_t (&out)[3]) {
+  end = skip_blanks_back(s, end);
+  if (end == 0 || s[end - 1] != ']') return std::string_view::npos;
+  size_t limit = end > 48 ? end - 48 : 0;
+  for (size_t open = end - 1; open-- > limit;) {
+    if (s[open] == '[') return parse_triple(s.substr(open + 1, end - open - 2), out) ? open : std::string_view::npos;
+    if (s[open] == ']') return std::string_view::npos;
+  }
+  return std::string_view::npos;
+}
+
+// One of the words (each with its colon) ending at end, after blanks: which one, and where it starts.
+int word_before(std::string_view s, size_t end, std::initializer_list<std::string_view> words, size_t& start) {
+  end = skip_blanks_back(s, end);
+  int index = 0;
+  for (std::string_view w : words) {
+    if (end >= w.size() && s.substr(end - w.size(), w.size()) == w) {
+      start = end - w.size();
+      return index;
+    }
+    ++index;
+  }
+  return -1;
+}
+
+struct Signature {
+  size_t start = 0;  // "block" or "global"
+  uint32_t block[3] = {}, thread[3] = {};
+  DeviceDialect dialect = DeviceDialect::cuda;
+};
+
+// The signature that ends right before "Assertion `" at `assertion`: "block: [..], thread: [..] " or SYCL's
+// "global id: [..], local id: [..] ".
+bool signature_before(std::string_view s, size_t assertion, Signature& sig) {
+  size_t thread_open = triple_before(s, assertion, sig.thread);
+  if (thread_open == std::string_view::npos) return false;
+  size_t word = 0;
+  int kind = word_before(s, thread_open, {"thread:", "local id:"}, word);
+  if (kind < 0) return false;
+  size_t comma = skip_blanks_back(s, word);
+  if (comma == 0 || s[comma - 1] != ',') return false;
+  size_t block_open = triple_before(s, comma - 1, sig.block);
+  if (block_open == std::string_view::npos) return false;
+  size_t start = 0;
+  if (word_before(s, block_open, {"block:", "global id:"}, start) != kind) return false;
+  sig.start = start;
+  sig.dialect = kind == 0 ? DeviceDialect::cuda : DeviceDialect::sycl;
+  return true;
+}
+
+bool has_extension(std::string_view token) {
+  size_t dot = token.rfind('.');
+  if (dot == std::string_view::npos || dot + 1 >= token.size() || token.size() - dot - 1 > 5) return false;
+  for (char c : token.substr(dot + 1)) {
+    if (!is_alnum(c)) return false;
+  }
+  for (std::string_view known : {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hip", ".py", ".cl",
+                                 ".inl", ".inc", ".sycl"}) {
+    if (token.substr(dot) == known) return true;
+  }
+  // Another extension only in a path: "x.y" alone is as likely a number or a version.
+  return token.find_first_of("/\\") != std::string_view::npos;
+}
+
+// A device source path as the compiler wrote it: one word with a source file's extension, or Triton's "unknown".
+bool path_like(std::string_view token) {
+  if (token.empty() || token.size() > 1024) return false;
+  if (token == "unknown") return true;
+  for (char c : token) {
+    if (c == '`' || c == '[' || c == ']' || c == '|' || c == '"' || c == '\'' || static_cast<unsigned char>(c) < 0x20)
+      return false;
+  }
+  return has_extension(token);
+}
+
+// The start of the path that ends at end: back to a blank or a character no path of the driver's holds, then past
+// what a log glued onto it ("2.3../aten/..." keeps "../aten/..."); a Windows path may hold blanks after its drive.
+size_t path_start(std::string_view head, size_t end) {
+  size_t start = end;
+  while (start > 0 && !is_space(head[start - 1]) &&
+         std::string_view("`([{\"'<>|]").find(head[start - 1]) == std::string_view::npos)
+    --start;
+  std::string_view token = head.substr(start, end - start);
+  size_t dots = token.find("../");
+  if (dots != std::string_view::npos && dots > 0) return start + dots;
+  // A drive ("C:\" or "C:/") inside the word: the path starts there.
+  for (size_t i = start; i + 2 < end; ++i) {
+    if (is_alnum(head[i]) && head[i + 1] == ':' && (head[i + 2] == '\\' || head[i + 2] == '/') &&
+        (i == start || !is_alnum(head[i - 1])))
+      return i;
+  }
+  if (token.starts_with('/') || token.starts_with("./") || token.starts_with("../")) return start;
+  // A fragment: a Windows path may hold blanks after its drive, further left.
+  for (size_t i = start; i-- > 0 && start - i < 256;) {
+    if (i + 2 < end && is_alnum(head[i]) && head[i + 1] == ':' && (head[i + 2] == '\\' || head[i + 2] == '/') &&
+        (i == 0 || !is_alnum(head[i - 1])) && head.substr(i, end - i).find('`') == std::string_view::npos) {
+      return i;
+    }
+  }
+  return start;
+}
+
+// A function as nvcc prints it: a name, or a whole signature ("void k<T>(T *, int) [with T = float]").
+bool function_like(std::string_view f) {
+  if (f.empty() || f.size() > 4096) return false;
+  if (f.find('`') != std::string_view::npos || f.find("Assertion") != std::string_view::npos ||
+      f.find("block: [") != std::string_view::npos || f.find("thread: [") != std::string_view::npos ||
+      f.find(": ") != std::string_view::npos)
+    return false;
+  for (char c : f) {
+    if (static_cast<unsigned char>(c) < 0x20) return false;
+  }
+  return is_alnum(f.front()) || f.front() == '_' || f.front() == '~' || f.front() == '(' ||
+         static_cast<unsigned char>(f.front()) >= 0x80;
+}
+
+struct Location {
+  size_t file = std::string_view::npos;  // where the path starts; npos: no location whose path is a path
+  size_t colon = 0, digits_end = 0;      // ":<line>" and what follows it
+  uint32_t line = 0;
+  size_t lookalike_end = std::string_view::npos;  // after the last ":<digits>" whose path was not one
+};
+
+// The first "<path>:<digits>" followed by ':' or the end of text.
+Location find_location(std::string_view text) {
+  Location at;
+  for (size_t colon = text.find(':'); colon != std::string_view::npos; colon = text.find(':', colon + 1)) {
+    size_t digits_end = colon + 1;
+    while (digits_end < text.size() && is_digit(text[digits_end])) ++digits_end;
+    if (digits_end == colon + 1 || (digits_end < text.size() && text[digits_end] != ':')) continue;
+    uint32_t line = 0;
+    if (!parse_uint(text.substr(colon + 1, digits_end - colon - 1), line)) continue;
+    size_t start = path_start(text, colon);
+    if (!path_like(text.substr(start, colon - start))) {
+      at.lookalike_end = digits_end;
+      continue;
+    }
+    at.file = start;
+    at.colon = colon;
+    at.digits_end = digits_end;
+    at.line = line;
+    return at;
+  }
+  return at;
+}
+
+// "<file>:<line>: <function>: " or "<file>:<line>: " before the signature.
+void parse_head(std::string_view head, DeviceMessage& m) {
+  head = trim(head);
+  if (head.ends_with(':')) head.remove_suffix(1);
+  head = trim(head);
+  if (head.empty()) {
+    m.flags |= kMessageNoLocation | kMessageNoFunction;
+    return;
+  }
+  // The location is the last "<path>:<line>" whose remainder is a function (or nothing): text a log glued before
+  // the driver's line may hold a location of its own ("train.py:12: UserWarning: ...").
+  Location at = find_location(head), chosen;
+  for (size_t offset = 0; at.file != std::string_view::npos;) {
+    std::string_view rest = trim(head.substr(std::min(offset + at.digits_end + 1, head.size())));
+    if (rest.empty() || function_like(rest) || chosen.file == std::string_view::npos) {
+      chosen = at;
+      chosen.file += offset;
+      chosen.colon += offset;
+      chosen.digits_end += offset;
+    }
+    offset += at.digits_end;
+    at = find_location(head.substr(offset));
+  }
+  if (chosen.file != std::string_view::npos) {
+    copy_field(head.substr(chosen.file, chosen.colon - chosen.file), m.file, sizeof m.file);
+    m.line = chosen.line;
+    std::string_view function = trim(head.substr(std::min(chosen.digits_end + 1, head.size())));
+    if (function.empty()) {
+      m.flags |= kMessageNoFunction;
+    } else if (function_like(function)) {
+      copy_field(function, m.function, sizeof m.function);
+    } else {
+      m.flags |= kMessageNoFunction | kMessageGarbled;
+    }
+    return;
+  }
+  if (path_like(head)) {  // a file, its line number lost
+    copy_field(head, m.file, sizeof m.file);
+    m.flags |= kMessageNoLocation | kMessageNoFunction;
+    return;
+  }
+  m.flags |= kMessageNoLocation;
+  // No trustworthy location: what follows a "file:line" lookalike (or the whole head, when there is none) may still be
+  // the function, if it looks like one; a spliced path is never taken for a file.
+  std::string_view function = at.lookalike_end != std::string_view::npos
+                                  ? trim(head.substr(std::min(at.lookalike_end + 1, head.size())))
+                                  : head;
+  if (at.lookalike_end != std::string_view::npos) m.flags |= kMessageGarbled;
+  if (function_like(function)) {
+    copy_field(function, m.function, sizeof m.function);
+  } else {
+    m.flags |= kMessageNoFunction | kMessageGarbled;
+  }
+}
+
+// "[text](target)" as markdown writes a link: the text. Done into buffer when the line holds such a link.
+std::string_view without_links(std::string_view line, char (&buffer)[kMaxLinkedLine]) {
+  if (line.find("](") == std::string_view::npos || line.size() > sizeof buffer) return line;
+  size_t used = 0;
+  for (size_t i = 0; i < line.size();) {
+    if (line[i] == '[') {
+      size_t close = line.find("](", i);
+      size_t end = close == std::string_view::npos ? close : line.find(')', close + 2);
+      std::string_view text = close == std::string_view::npos ? std::string_view() : line.substr(i + 1, close - i - 1);
+      if (end != std::string_view::npos && text.find_first_of("[]") == std::string_view::npos &&
+          line.substr(close + 2, end - close - 2).find_first_of(" \t") == std::string_view::npos) {
+        std::memcpy(buffer + used, text.data(), text.size());
+        used += text.size();
+        i = end + 1;
+        continue;
+      }
+    }
+    buffer[used++] = line[i++];
+  }
+  return std::string_view(buffer, used);
+}
+
+}  // namespace
+
+size_t find_device_assert_signature(std::string_view line, size_t from) {
+  size_t best = std::string_view::npos;
+  for (std::string_view word : {"block: [", "global id: ["}) best = std::min(best, line.find(word, from));
+  return best;
+}
+
+size_t parse_device_asserts(std::string_view raw, DeviceMessage* out, size_t capacity) {
+  if (raw.find(kAssertion) == std::string_view::npos) return 0;
+  char buffer[kMaxLinkedLine];
+  std::string_view line = without_links(raw, buffer);
+
+  // The records: each "Assertion `" with a signature before it (one inside a condition has none).
+  struct Found {
+    size_t assertion;
+    Signature sig;
+  } found[kMaxRecords];
+  size_t n = 0;
+  for (size_t a = line.find(kAssertion); a != std::string_view::npos && n < kMaxRecords;
+       a = line.find(kAssertion, a + 1)) {
+    if (signature_before(line, a, found[n].sig)) found[n++].assertion = a;
+  }
+
+  size_t floor = 0;  // where the text of the record being read may begin: after the previous one
+  for (size_t i = 0; i < n; ++i) {
+    DeviceMessage m;
+    const Signature& sig = found[i].sig;
+    std::memcpy(m.block, sig.block, sizeof m.block);
+    std::memcpy(m.thread, sig.thread, sizeof m.thread);
+    m.dialect = sig.dialect;
+    size_t condition = found[i].assertion + kAssertion.size();
+    size_t next = i + 1 < n ? found[i + 1].sig.start : line.size();
+    // The condition runs to the last "` failed" before the next record (a condition may hold a backtick).
+    size_t failed = std::string_view::npos;
+    for (size_t f = line.find(kFailed, condition); f != std::string_view::npos && f < next;
+         f = line.find(kFailed, f + 1))
+      failed = f;
+    size_t end;
+    if (failed == std::string_view::npos) {
+      m.flags |= kMessageConditionCut;
+      // Cut: up to the next record's head (its path), or the end of the line.
+      size_t stop = next;
+      if (i + 1 < n) {
+        Location at = find_location(line.substr(condition, next - condition));
+        if (at.file != std::string_view::npos) stop = condition + at.file;
+      }
+      copy_field(trim(line.substr(condition, stop - condition)), m.condition, sizeof m.condition);
+      end = stop;
+    } else {
+      copy_field(line.substr(condition, failed - condition), m.condition, sizeof m.condition);
+      end = failed + kFailed.size();
+      if (end < line.size() && line[end] == '.') ++end;
+    }
+    std::string_view condition_text(m.condition);
+    // Another record's signature inside the condition: lines spliced together, not a condition anyone wrote.
+    if (find_device_assert_signature(condition_text) != std::string_view::npos) m.flags |= kMessageGarbled;
+    parse_head(line.substr(floor, sig.start - floor), m);
+    floor = end;
+    if (i < capacity) out[i] = m;
+  }
+  return n;
+}
+
+bool parse_device_assert(std::string_view line, DeviceMessage& out) {
+  DeviceMessage first;
+  if (parse_device_asserts(line, &first, 1) == 0) return false;
+  out = first;
+  return true;
+}
+
+}  // namespace firstassert
