@@ -1,7 +1,13 @@
 #include "triage_report.h"
 
 #include <cstdio>
+#include <iterator>
+#include <optional>
+#include <set>
 #include <string>
+#include <vector>
+
+#include "core/device_assert_line.h"
 
 #include "report/hints.h"
 #include "triage_text.h"
@@ -37,11 +43,33 @@ std::string triple(const Triple& t) {
   return "[" + std::to_string(t[0]) + "," + std::to_string(t[1]) + "," + std::to_string(t[2]) + "]";
 }
 
-// The driver's own line, rebuilt from its parts (without whatever prefix the log put before it).
+// The device's own line, rebuilt from its parts (without whatever prefix the log put before it); what could not be
+// read is "?", never guessed.
 std::string assertion_line(const AssertGroup& g) {
-  return printable(g.file) + ":" + std::to_string(g.line) + ": " + printable(g.function) +
-         ": block: " + triple(g.first_block) + ", thread: " + triple(g.first_thread) + " Assertion `" +
-         printable(g.condition) + "` failed.";
+  std::string head;
+  if (!(g.flags & kMessageNoLocation) || !g.file.empty())
+    head = printable(g.file) + ":" + ((g.flags & kMessageNoLocation) ? "?" : std::to_string(g.line)) + ": ";
+  else
+    head = "?: ";
+  if (!g.function.empty()) head += printable(g.function) + ": ";
+  return head + (g.sycl ? "global id: " : "block: ") + triple(g.first_block) + (g.sycl ? ", local id: " : ", thread: ") +
+         triple(g.first_thread) + " Assertion `" + printable(g.condition) +
+         ((g.flags & kMessageConditionCut) ? " [cut off here]" : "` failed.");
+}
+
+std::string group_title(const AssertGroup& g) {
+  if (g.file == "unknown" && g.function == "unknown")
+    return "a Triton kernel (torch.compile's, or your own: Triton's line names no function or file)";
+  std::string function = g.function.empty() ? "(function not in the line)" : printable(g.function);
+  std::string where = g.file.empty() ? "(file not readable)" : printable(g.file);
+  if (!g.file.empty()) where += ":" + ((g.flags & kMessageNoLocation) ? std::string("?") : std::to_string(g.line));
+  return function + " at " + where;
+}
+
+// A condition cut off, or garbled text, is not matched: no hint rather than a wrong one.
+std::optional<Hint> group_hint(const AssertGroup& g) {
+  if (g.flags & kMessageConditionCut) return std::nullopt;
+  return find_hint(g.condition, g.function, kAssertCode);
 }
 
 std::string distinct(size_t n, bool capped, const char* one, const char* many) {
@@ -63,14 +91,21 @@ void write_logs(const Findings& f, std::ostream& out) {
 }
 
 void write_group(const Findings& f, const AssertGroup& g, size_t number, std::ostream& out) {
-  out << "  " << number << ". " << printable(g.function) << " at " << printable(g.file) << ":" << g.line << "\n";
-  out << "     condition: " << printable(g.condition) << "\n";
+  out << "  " << number << ". " << group_title(g) << "\n";
+  out << "     condition: " << printable(g.condition)
+      << ((g.flags & kMessageConditionCut) ? " (cut off: the line ends inside the condition)" : "") << "\n";
   out << "     " << plural(g.lines, "line", "lines") << ": "
       << distinct(g.blocks.size(), g.blocks_capped, "distinct block", "distinct blocks") << ", "
       << distinct(g.threads.size(), g.threads_capped, "distinct thread", "distinct threads") << "; first at "
       << where(f, g.first)
       << " (" << rank_text(f, g.first_rank) << ")\n";
-  if (auto hint = find_hint(g.condition, g.function, kAssertCode)) out << "     hint: " << hint->title << "\n";
+  if (g.garbled_lines > 0)
+    out << wrap(plural(g.garbled_lines, "line", "lines") + " garbled: other output was spliced into " +
+                    (g.garbled_lines == 1 ? "it" : "them") + "; only the fields that were intact are shown",
+                kWidth, "     ");
+  if (g.reassembled_lines > 0)
+    out << "     " << plural(g.reassembled_lines, "record", "records") << " wrapped onto several lines, joined again\n";
+  if (auto hint = group_hint(g)) out << "     hint: " << hint->title << "\n";
 }
 
 void write_assertions(const Findings& f, std::ostream& out) {
@@ -140,12 +175,62 @@ void write_ranks(const Findings& f, std::ostream& out) {
 void write_hint(const Findings& f, std::ostream& out) {
   std::optional<Hint> hint;
   if (!f.groups.empty()) {
-    hint = find_hint(f.groups.front().condition, f.groups.front().function, kAssertCode);
+    hint = group_hint(f.groups.front());
   } else if (f.first_traceback && f.first_traceback->code != 0) {
     hint = find_hint("", "", f.first_traceback->code);
   }
   if (!hint) return;
   out << "\nHint: " << hint->title << "\n" << wrap(hint->text, kWidth, "  ");
+}
+
+// Which ranks printed assertion lines (at most a few, for the text).
+std::vector<int> asserting_ranks(const Findings& f) {
+  std::vector<int> ranks;
+  for (const auto& [rank, counts] : f.ranks) {
+    if (counts.assertion_lines > 0) ranks.push_back(rank);
+  }
+  return ranks;
+}
+
+// What the logs leave in doubt, said rather than papered over.
+void write_doubts(const Findings& f, std::ostream& out) {
+  std::vector<std::string> doubts;
+  std::vector<int> ranks = asserting_ranks(f);
+  size_t logs_with_assertions = 0;
+  {
+    std::set<size_t> logs;
+    for (const AssertGroup& g : f.groups) logs.insert(g.first.log);
+    logs_with_assertions = logs.size();
+  }
+  if (ranks.size() > 1 || logs_with_assertions > 1)
+    doubts.push_back("the first assertion line may not be the first to fire: " +
+                     (ranks.size() > 1 ? plural(ranks.size(), "rank", "ranks") + " printed assertion lines"
+                                       : plural(logs_with_assertions, "log", "logs") + " hold assertion lines") +
+                     ", and without time stamps a merged log is in the order lines reached it, not the order the "
+                     "devices failed");
+  if (f.garbled_lines > 0)
+    doubts.push_back(plural(f.garbled_lines, "assertion line", "assertion lines") +
+                     " garbled by output spliced into them (threads or processes writing at once): their fields "
+                     "that were not intact are left out");
+  if (f.cut_conditions > 0)
+    doubts.push_back(plural(f.cut_conditions, "assertion line ends", "assertion lines end") +
+                     " inside its condition: what is shown is what the log holds, and no hint is matched on it");
+  for (size_t i = 0; i < f.logs.size(); ++i) {
+    if (f.logs[i].unterminated)
+      doubts.push_back(log_name(f, i) + " ends in the middle of a line: the log was cut (a killed job, a full disk, "
+                       "a copy that stopped), and what came after is not there");
+  }
+  if (f.any_rank && f.ranks.size() - (f.ranks.contains(kNoRank) ? 1 : 0) == 1) {
+    int only = f.ranks.begin()->first == kNoRank ? std::next(f.ranks.begin())->first : f.ranks.begin()->first;
+    doubts.push_back("rank " + std::to_string(only) +
+                     " is the only rank these logs show: the others' output is elsewhere, or they printed nothing");
+  }
+  if (doubts.empty()) return;
+  out << "\nIn doubt:\n";
+  for (const std::string& d : doubts) {
+    std::string text = wrap(d, kWidth - 2, "    ");
+    out << "  - " << text.substr(4);
+  }
 }
 
 void write_limits(const Findings& f, std::ostream& out) {
@@ -176,6 +261,7 @@ void write_summary(const Findings& f, std::ostream& out) {
   write_assertions(f, out);
   write_tracebacks(f, out);
   write_ranks(f, out);
+  write_doubts(f, out);
   write_hint(f, out);
   write_limits(f, out);
 }

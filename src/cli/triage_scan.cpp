@@ -91,6 +91,78 @@ bool strip_tabbed_record(std::string_view& s) {
   return false;
 }
 
+// Ray's "(RayTrainWorker pid=1234, ip=10.0.0.7) " before a worker's line: a process, not a rank.
+bool strip_ray_prefix(std::string_view& s) {
+  if (!s.starts_with('(')) return false;
+  size_t close = s.substr(0, 160).find(") ");
+  if (close == std::string_view::npos) return false;
+  std::string_view inside = s.substr(1, close - 1);
+  if (inside.find("pid=") == std::string_view::npos || inside.find_first_of("()") != std::string_view::npos)
+    return false;
+  s.remove_prefix(close + 2);
+  return true;
+}
+
+bool is_time_at(std::string_view s, size_t at) {  // "HH:MM:SS" or "H:MM:SS"
+  size_t i = at;
+  while (i < s.size() && is_digit(s[i]) && i - at < 2) ++i;
+  return i > at && s.substr(i, 1) == ":" && s.size() >= i + 6 && is_digit(s[i + 1]) && is_digit(s[i + 2]) &&
+         s[i + 3] == ':' && is_digit(s[i + 4]) && is_digit(s[i + 5]);
+}
+
+// A logger's time stamp at the start: "2024-05-01 10:00:00,123 ", "2024-05-01T10:00:00.123Z ", "[2024-05-01
+// 10:00:00] ", "10:00:00.123 " (and a level after it: "INFO ", "ERROR:", "W0501 " as glog writes it).
+bool strip_timestamp(std::string_view& s) {
+  std::string_view t = s;
+  bool bracket = t.starts_with('[');
+  if (bracket) t.remove_prefix(1);
+  size_t at = 0;
+  if (t.size() >= 10 && is_digit(t[0]) && is_digit(t[1]) && is_digit(t[2]) && is_digit(t[3]) && t[4] == '-' &&
+      is_digit(t[5]) && is_digit(t[6]) && t[7] == '-' && is_digit(t[8]) && is_digit(t[9])) {
+    at = 10;
+    if (at < t.size() && (t[at] == ' ' || t[at] == 'T')) ++at;
+  }
+  if (!is_time_at(t, at)) return false;
+  size_t end = t.find_first_of(" ]", at);
+  if (end == std::string_view::npos) return false;
+  if (bracket) {
+    end = t.find(']', at);
+    if (end == std::string_view::npos || end > at + 40) return false;
+    ++end;
+  }
+  t.remove_prefix(end);
+  t = ltrim(t);
+  s = t;
+  return true;
+}
+
+// A log record's level, and with it vLLM's "ERROR 05-12 10:11:12 [core.py:291] " and Python logging's "ERROR:root:".
+bool strip_level(std::string_view& s) {
+  for (std::string_view level : {"DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL"}) {
+    if (!s.starts_with(level) || s.size() <= level.size()) continue;
+    std::string_view rest = s.substr(level.size());
+    if (rest.starts_with(":") && rest.find(':', 1) != std::string_view::npos && rest.find(':', 1) < 40) {
+      rest.remove_prefix(rest.find(':', 1) + 1);  // ERROR:root:
+    } else if (rest.starts_with(' ')) {
+      rest = ltrim(rest);
+      // vLLM: a month-day date and a time, then the source location in brackets.
+      if (rest.size() > 5 && is_digit(rest[0]) && is_digit(rest[1]) && rest[2] == '-' && is_digit(rest[3]) &&
+          is_digit(rest[4]) && rest[5] == ' ')
+        rest.remove_prefix(6);
+      if (!is_time_at(rest, 0)) return false;
+      rest.remove_prefix(std::min(rest.size(), rest.find(' ') == std::string_view::npos ? rest.size() : rest.find(' ')));
+      rest = ltrim(rest);
+      if (rest.starts_with('[') && rest.find("] ") != std::string_view::npos && rest.find("] ") < 80)
+        rest.remove_prefix(rest.find("] ") + 2);
+    } else {
+      return false;
+    }
+    s = rest;
+    return true;
+  }
+  return false;
+}
+
 size_t find_cuda_error_marker(std::string_view text) {
   size_t best = std::string_view::npos;
   for (std::string_view marker : kCudaErrorMarkers) best = std::min(best, text.find(marker));
@@ -111,7 +183,14 @@ PrefixedLine strip_prefixes(std::string_view line) {
   while (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   strip_srun_label(line, out.rank);
   strip_torchrun_prefix(line, out.rank);
-  if (!strip_jupyter_prefix(line)) strip_tabbed_record(line);
+  // What a log server or a logger puts before the text, in the orders they stack; none of it is a rank.
+  for (int i = 0; i < 4; ++i) {
+    if (!strip_jupyter_prefix(line) && !strip_tabbed_record(line) && !strip_ray_prefix(line) &&
+        !strip_timestamp(line) && !strip_level(line))
+      break;
+  }
+  if (out.rank == kNoRank) strip_torchrun_prefix(line, out.rank);  // inside a worker's or a logger's prefix
+  out.full = line;
   // A terminal shows only what follows the last carriage return (a progress bar redrawn, then the real line).
   if (size_t cr = line.rfind('\r'); cr != std::string_view::npos) line.remove_prefix(cr + 1);
   out.text = line;
@@ -135,9 +214,11 @@ void Scanner::begin_log(std::string name) {
   findings_.logs.push_back(LogInfo{std::move(name)});
   position_ = Position{findings_.logs.size() - 1, 0};
   pending_.clear();
+  previous_[0].usable = previous_[1].usable = false;
 }
 
 void Scanner::end_log(bool unterminated) {
+  flush_wrapped();
   while (!pending_.empty()) finish(pending_.begin()->first);
   if (!findings_.logs.empty()) findings_.logs.back().unterminated = unterminated;
 }
@@ -153,40 +234,150 @@ void Scanner::line(std::string_view raw, bool cut) {
     counts(l.rank);  // listed even if it printed nothing of note: a quiet rank is information too
   }
   // The driver prints its lines between a program's lines, never inside a traceback.
-  if (l.text.find("Assertion `") != std::string_view::npos && on_assertion(l.text, l.rank)) return;
+  if (on_assertion_text(l.full, l.rank, raw.size())) {
+    previous_[0].usable = previous_[1].usable = false;
+    return;
+  }
+  // The two lines before, newest first.
+  std::swap(previous_[0], previous_[1]);
+  Previous& last = previous_[0];
+  last.usable = l.full.size() <= kMaxKeptBytes;
+  if (last.usable) {
+    last.text.assign(l.full);
+    last.rank = l.rank;
+    last.at = position_;
+    last.width = raw.size();
+  }
   if (!on_traceback_line(l.text, l.rank)) on_other_line(l.text, l.rank);
 }
 
-bool Scanner::on_assertion(std::string_view text, int rank) {
-  DeviceMessage m;
-  if (!parse_device_assert(text, m)) return false;
-  std::string_view file = m.file;
-  // Text a logger or a progress bar put before the path is not part of it: device source paths have no blanks.
-  if (size_t blank = file.find_last_of(" \t]"); blank != std::string_view::npos && blank + 1 < file.size())
-    file.remove_prefix(blank + 1);
-  ++findings_.assertion_lines;
-  if (RankCounts* c = counts(rank)) ++c->assertion_lines;
-  AssertGroup* g = group_for(file, m.line, m.function, m.condition);
-  if (g == nullptr) {
-    ++findings_.ungrouped_assertion_lines;
+namespace {
+
+// The widths terminals wrap at: a wrapped piece of one of these lengths was cut mid-word, with nothing lost; any
+// other break (a web page's reflow, an editor's) replaced a blank.
+bool terminal_width(size_t width) {
+  for (size_t w : {80, 100, 120, 132, 140, 150, 160, 180, 200, 220, 240, 250, 256}) {
+    if (width == w) return true;
+  }
+  return false;
+}
+
+std::string joined(std::string_view first, size_t first_width, std::string_view rest) {
+  std::string out(first);
+  if (!first.ends_with(' ') && !rest.starts_with(' ') && !terminal_width(first_width)) out += ' ';
+  out += rest;
+  return out;
+}
+
+// The rest of a record wrapped onto this line: text that finishes what the record lacks ("Assertion `" after a
+// signature cut short, "` failed" after a condition), before any record of its own. A line without either is not
+// taken: a record left incomplete by a cut log must not swallow the lines after it.
+bool continues_record(std::string_view pending, std::string_view text) {
+  size_t own = find_device_assert_signature(text);
+  size_t last_signature = find_device_assert_signature(pending);
+  for (size_t next = last_signature; next != std::string_view::npos; next = find_device_assert_signature(pending, next + 1))
+    last_signature = next;
+  bool needs_assertion = pending.find("Assertion `", last_signature == std::string_view::npos ? 0 : last_signature) ==
+                         std::string_view::npos;
+  size_t wanted = text.find(needs_assertion ? "Assertion `" : "` failed");
+  return wanted != std::string_view::npos && (own == std::string_view::npos || wanted < own);
+}
+
+}  // namespace
+
+void Scanner::flush_wrapped() {
+  if (!wrapped_) return;
+  Wrapped w = std::move(*wrapped_);
+  wrapped_.reset();
+  take_assertions(w.text, w.rank, w.at, w.pieces);
+}
+
+// A record may be wrapped onto up to three lines (a terminal, a web page): its start waits for its rest, and a line
+// that only continues a record finds its start on the line before.
+bool Scanner::on_assertion_text(std::string_view text, int rank, size_t width) {
+  constexpr int kMaxPieces = 3;
+  if (wrapped_) {
+    if (wrapped_->rank == rank && continues_record(wrapped_->text, text) &&
+        wrapped_->text.size() + text.size() <= 2 * kMaxKeptBytes) {
+      wrapped_->text = joined(wrapped_->text, wrapped_->width, text);
+      wrapped_->width = width;
+      if (++wrapped_->pieces >= kMaxPieces || !device_assert_incomplete(wrapped_->text)) flush_wrapped();
+      return true;
+    }
+    flush_wrapped();
+  }
+  bool has_record = text.find("Assertion `") != std::string_view::npos ||
+                    find_device_assert_signature(text) != std::string_view::npos;
+  if (!has_record) return false;
+  // A record whose start is on the line or two before (a long signature wrapped by a terminal).
+  DeviceMessage first;
+  if (parse_device_asserts(text, &first, 1) == 0 || first.has(kMessageNoLocation)) {
+    for (int back = 1; back <= 2; ++back) {
+      const Previous& start = previous_[back - 1];
+      if (!start.usable || start.rank != rank) break;
+      std::string whole = start.text;
+      size_t width = start.width;
+      for (int i = back - 1; i > 0; --i) {
+        whole = joined(whole, width, previous_[i - 1].text);
+        width = previous_[i - 1].width;
+      }
+      if (!ends_like_device_assert_head(whole)) continue;
+      whole = joined(whole, width, text);
+      DeviceMessage rejoined;
+      if (parse_device_asserts(whole, &rejoined, 1) == 0 || rejoined.has(kMessageNoLocation)) continue;
+      if (device_assert_incomplete(whole)) {
+        wrapped_ = Wrapped{std::move(whole), rank, start.at, width, back + 1};
+        return true;
+      }
+      return take_assertions(whole, rank, start.at, back + 1);
+    }
+  }
+  if (device_assert_incomplete(text) && text.size() <= kMaxKeptBytes) {
+    wrapped_ = Wrapped{std::string(text), rank, position_, width, 1};
     return true;
   }
-  Triple block{m.block[0], m.block[1], m.block[2]}, thread{m.thread[0], m.thread[1], m.thread[2]};
-  if (g->lines++ == 0) {
-    g->first = position_;
-    g->first_rank = rank;
-    g->first_block = block;
-    g->first_thread = thread;
+  return take_assertions(text, rank, position_, 1);
+}
+
+bool Scanner::take_assertions(std::string_view text, int rank, const Position& at, int pieces) {
+  constexpr size_t kMaxPerLine = 32;
+  static thread_local DeviceMessage records[kMaxPerLine];  // 32 KiB: not on the stack of every line
+  size_t n = std::min(parse_device_asserts(text, records, kMaxPerLine), kMaxPerLine);
+  if (n == 0) return false;
+  if (pieces > 1) findings_.reassembled_lines += n;
+  for (size_t i = 0; i < n; ++i) {
+    const DeviceMessage& m = records[i];
+    std::string_view file = m.file;
+    ++findings_.assertion_lines;
+    if (m.has(kMessageGarbled)) ++findings_.garbled_lines;
+    if (m.has(kMessageConditionCut)) ++findings_.cut_conditions;
+    if (RankCounts* c = counts(rank)) ++c->assertion_lines;
+    AssertGroup* g = group_for(file, m.line, m.function, m.condition);
+    if (g == nullptr) {
+      ++findings_.ungrouped_assertion_lines;
+      continue;
+    }
+    Triple block{m.block[0], m.block[1], m.block[2]}, thread{m.thread[0], m.thread[1], m.thread[2]};
+    if (g->lines++ == 0) {
+      g->first = at;
+      g->first_rank = rank;
+      g->first_block = block;
+      g->first_thread = thread;
+      g->sycl = m.dialect == DeviceDialect::sycl;
+    }
+    g->flags |= m.flags;
+    if (m.has(kMessageGarbled)) ++g->garbled_lines;
+    if (pieces > 1) ++g->reassembled_lines;
+    // Bounded: a kernel over millions of threads may print a line for each.
+    auto note = [](std::set<Triple>& set, bool& capped, const Triple& value) {
+      if (set.size() < kMaxDistinct)
+        set.insert(value);
+      else if (!set.contains(value))
+        capped = true;
+    };
+    note(g->blocks, g->blocks_capped, block);
+    note(g->threads, g->threads_capped, thread);
   }
-  // Bounded: a kernel over millions of threads may print a line for each.
-  auto note = [](std::set<Triple>& set, bool& capped, const Triple& value) {
-    if (set.size() < kMaxDistinct)
-      set.insert(value);
-    else if (!set.contains(value))
-      capped = true;
-  };
-  note(g->blocks, g->blocks_capped, block);
-  note(g->threads, g->threads_capped, thread);
   return true;
 }
 

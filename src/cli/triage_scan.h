@@ -21,13 +21,16 @@ inline constexpr int kNoRank = -1;
 
 // A line with the prefixes a launcher or a log server put before the program's own text removed.
 struct PrefixedLine {
-  std::string_view text;
+  std::string_view text;  // as a terminal shows it: after the last carriage return
+  std::string_view full;  // with what carriage returns overwrote (a device line glued between progress bar redraws)
   int rank = kNoRank;
 };
 
-// Removes srun --label's "3: ", torchrun's "[rank3]:" or "[default3]:" (both may stack: the torchrun rank wins), a
-// Jupyter server's "[I 2024-05-01 10:00:00.123 ServerApp] ", a tab-separated "<time>\t<LEVEL>\t" record prefix,
-// trailing carriage returns, and what a carriage return inside the line overwrote on a terminal (progress bars).
+// Removes srun --label's "3: ", torchrun's "[rank3]:" or "[default3]:" (both may stack: the torchrun rank wins), and
+// prefixes that are not ranks: a Jupyter server's "[I 2024-05-01 10:00:00.123 ServerApp] ", a tab-separated
+// "<time>\t<LEVEL>\t" record prefix, Ray's "(RayTrainWorker pid=1234, ip=...) ", a time stamp, a level ("ERROR
+// 05-12 10:11:12 [core.py:291] ", "ERROR:root:"); trailing carriage returns, and what a carriage return inside the
+// line overwrote on a terminal (progress bars).
 PrefixedLine strip_prefixes(std::string_view line);
 
 // The CUDA error code a message names ("CUDA error: device-side assert triggered" -> 710), 0 when none is known.
@@ -54,6 +57,10 @@ struct AssertGroup {
   Position first;
   int first_rank = kNoRank;
   Triple first_block{}, first_thread{};
+  bool sycl = false;                // Intel's global id / local id rather than block / thread
+  uint8_t flags = 0;                // DeviceMessageFlag: what its lines lacked (any of them)
+  uint64_t garbled_lines = 0;       // lines spliced with other output: only their intact fields were kept
+  uint64_t reassembled_lines = 0;   // records wrapped onto several lines and joined again
 };
 
 struct CudaTraceback {
@@ -88,8 +95,11 @@ struct LogInfo {
 struct Findings {
   std::vector<LogInfo> logs;
   std::vector<AssertGroup> groups;  // in order of first appearance
-  uint64_t assertion_lines = 0;
-  uint64_t ungrouped_assertion_lines = 0;  // lines of assertions past kMaxGroups distinct ones
+  uint64_t assertion_lines = 0;            // assertion records (a line may hold several)
+  uint64_t ungrouped_assertion_lines = 0;  // records of assertions past kMaxGroups distinct ones
+  uint64_t garbled_lines = 0;
+  uint64_t reassembled_lines = 0;
+  uint64_t cut_conditions = 0;             // records whose condition was cut off
   std::optional<CudaTraceback> first_traceback;
   uint64_t cuda_tracebacks = 0;
   std::optional<OtherCudaError> first_other_cuda_error;
@@ -123,7 +133,26 @@ class Scanner {
     CudaTraceback tb;
   };
 
-  bool on_assertion(std::string_view text, int rank);  // false when the line is not the driver's
+  // A record wrapped onto the next lines, waiting for the rest of it.
+  struct Wrapped {
+    std::string text;
+    int rank = kNoRank;
+    Position at;
+    size_t width = 0;  // of its first line as the terminal had it: where a terminal wraps
+    int pieces = 1;
+  };
+  // A line before, kept (when short) in case a later one is the rest of a record it began.
+  struct Previous {
+    std::string text;
+    int rank = kNoRank;
+    Position at;
+    size_t width = 0;
+    bool usable = false;
+  };
+
+  bool take_assertions(std::string_view text, int rank, const Position& at, int pieces);  // false: none there
+  bool on_assertion_text(std::string_view text, int rank, size_t width);  // false: not the driver's
+  void flush_wrapped();
   bool on_traceback_line(std::string_view text, int rank);
   void on_other_line(std::string_view text, int rank);
   void finish(int rank);
@@ -135,6 +164,8 @@ class Scanner {
   std::map<int, Pending> pending_;
   std::string scratch_;
   Position position_;
+  std::optional<Wrapped> wrapped_;
+  Previous previous_[2];  // the line before, then the one before it
 };
 
 }  // namespace firstassert::cli::triage

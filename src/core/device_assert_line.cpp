@@ -344,6 +344,35 @@ size_t parse_device_asserts(std::string_view raw, DeviceMessage* out, size_t cap
   return n;
 }
 
+bool device_assert_incomplete(std::string_view text) {
+  size_t signature = find_device_assert_signature(text);
+  if (signature == std::string_view::npos) return false;
+  size_t last = signature;
+  for (size_t next = signature; next != std::string_view::npos; next = find_device_assert_signature(text, next + 1))
+    last = next;
+  size_t assertion = text.find(kAssertion, last);
+  if (assertion == std::string_view::npos) return true;
+  return text.find(kFailed, assertion + kAssertion.size()) == std::string_view::npos;
+}
+
+bool ends_like_device_assert_head(std::string_view text) {
+  text = trim(text);
+  if (text.empty() || find_device_assert_signature(text) != std::string_view::npos) return false;
+  if (text.ends_with(':')) text.remove_suffix(1);
+  Location at = find_location(text);
+  if (at.file == std::string_view::npos) return false;
+  // The last location of the text, with nothing after it but (the start of) a function.
+  for (size_t offset = at.digits_end;;) {
+    Location later = find_location(text.substr(offset));
+    if (later.file == std::string_view::npos) break;
+    at = later;
+    at.digits_end += offset;
+    offset = at.digits_end;
+  }
+  std::string_view rest = trim(text.substr(std::min(at.digits_end + 1, text.size())));
+  return rest.empty() || function_like(rest);
+}
+
 bool parse_device_assert(std::string_view line, DeviceMessage& out) {
   DeviceMessage first;
   if (parse_device_asserts(line, &first, 1) == 0) return false;

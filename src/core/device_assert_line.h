@@ -52,4 +52,10 @@ bool parse_device_assert(std::string_view line, DeviceMessage& out);
 // when it has one after `from`, else npos. For a reader that joins a record wrapped onto several lines.
 size_t find_device_assert_signature(std::string_view line, size_t from = 0);
 
+// For a reader that joins a record wrapped onto several lines: whether text ends before its record does (a signature
+// without its "Assertion `", or a condition without its "` failed"), and whether text ends with what only begins a
+// record ("<path>:<line>" and maybe part of a function, with no signature after it).
+bool device_assert_incomplete(std::string_view text);
+bool ends_like_device_assert_head(std::string_view text);
+
 }  // namespace firstassert

@@ -140,6 +140,18 @@ const GoldenCase kCases[] = {
      ""},
     {"stdin", {"-"}, 0, "", "nll_loss.log"},
     {"several_logs", {"--", "clean.log", "torchrun_4ranks.log"}, 0, "", ""},
+    // The forms real logs deliver (tests/unit/golden/device_assert_lines.txt has each form's line on its own).
+    {"windows_build", {"windows_build.log"}, 0, "", ""},
+    {"glued_progress", {"glued_progress.log"}, 0, "", ""},
+    {"wrapped", {"wrapped.log"}, 0, "", ""},
+    {"joined_records", {"joined_records.log"}, 0, "", ""},
+    {"notebook_rendered", {"notebook_rendered.log"}, 0, "", ""},
+    {"interleaved", {"interleaved.log"}, 0, "", ""},
+    {"compiled_and_other_devices", {"compiled_and_other_devices.log"}, 0, "", ""},
+    {"cut_off", {"cut_off.log"}, 0, "", ""},
+    {"not_ranks", {"not_ranks.log"}, 0, "", ""},
+    {"single_rank", {"single_rank.log"}, 0, "", ""},
+    {"decoys", {"decoys.log"}, 0, "", ""},
 };
 
 class Golden : public testing::TestWithParam<GoldenCase> {
@@ -278,7 +290,19 @@ TEST(Prefixes, LaunchersAndLogServers) {
   check("3: hello", "hello", 3);
   check(" 3: hello\r", "hello", 3);
   check("0: [rank5]: hello", "hello", 5);
-  check("10:30:00 a time", "10:30:00 a time", triage::kNoRank);
+  check("10:30:00 a time", "a time", triage::kNoRank);  // a time stamp, not srun's label
+  // Prefixes that are not ranks.
+  check("(RayTrainWorker pid=4411, ip=10.1.2.3) k.cu:1: x", "k.cu:1: x", triage::kNoRank);
+  check("(Worker pid=77) [rank2]: k.cu:1: x", "k.cu:1: x", 2);
+  check("ERROR 05-12 10:11:12 [core.py:291] k.cu:1: x", "k.cu:1: x", triage::kNoRank);
+  check("INFO 05-12 10:11:12 [engine.py:9] ready", "ready", triage::kNoRank);
+  check("ERROR:root:k.cu:1: x", "k.cu:1: x", triage::kNoRank);
+  check("2026-03-02 08:15:42,118 - k.cu:1: x", "- k.cu:1: x", triage::kNoRank);
+  check("2026-03-02T08:15:42.118Z k.cu:1: x", "k.cu:1: x", triage::kNoRank);
+  check("[2026-03-02 08:15:42] k.cu:1: x", "k.cu:1: x", triage::kNoRank);
+  check("15: [2026-03-02 08:15:42] INFO 03-02 08:15:42 [x.py:1] k.cu:1: x", "k.cu:1: x", 15);
+  check("ERROR: cannot open file", "ERROR: cannot open file", triage::kNoRank);
+  check("(not a prefix) text", "(not a prefix) text", triage::kNoRank);
   check("[I 2025-01-20 16:02:11.871 ServerApp] Kernel started", "Kernel started", triage::kNoRank);
   check("Jun 5, 2024, 3:21:07 PM\tWARNING\tk.cu:1: f: block", "k.cu:1: f: block", triage::kNoRank);
   check("1: 41%|####  | 41/100\rk.cu:1: x", "k.cu:1: x", 1);
