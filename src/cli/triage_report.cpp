@@ -69,7 +69,7 @@ std::string group_title(const AssertGroup& g) {
 // A condition cut off, or garbled text, is not matched: no hint rather than a wrong one.
 std::optional<Hint> group_hint(const AssertGroup& g) {
   if (g.flags & kMessageConditionCut) return std::nullopt;
-  return find_hint(g.condition, g.function, kAssertCode);
+  return find_hint({g.condition, g.function, g.file, kAssertCode});
 }
 
 std::string distinct(size_t n, bool capped, const char* one, const char* many) {
@@ -177,7 +177,7 @@ void write_hint(const Findings& f, std::ostream& out) {
   if (!f.groups.empty()) {
     hint = group_hint(f.groups.front());
   } else if (f.first_traceback && f.first_traceback->code != 0) {
-    hint = find_hint("", "", f.first_traceback->code);
+    hint = find_hint({{}, {}, {}, f.first_traceback->code});
   }
   if (!hint) return;
   out << "\nHint: " << hint->title << "\n" << wrap(hint->text, kWidth, "  ");

@@ -1,9 +1,12 @@
 // What to check, for the asserts and launch failures the field knows: a table in hints.json (one entry per failure,
-// easy to extend), compiled into the library and matched when a report is written.
+// easy to extend), compiled into the library and matched when a report or a triage summary is written.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <string_view>
+
+#include "core/device_assert_line.h"
 
 namespace firstassert {
 
@@ -13,9 +16,21 @@ struct Hint {
   std::string text;
 };
 
-// The first entry whose condition appears in the device's assertion condition, else whose function appears in the
-// failing function or kernel name, else (for launch errors) whose code matches. Matching is by substring, so an
-// entry with a more specific string (binary_cross_entropy, embedding_bag) comes before a shorter one it contains.
-std::optional<Hint> find_hint(const std::string& condition, const std::string& function, int code);
+struct HintQuery {
+  std::string_view condition;  // the device's assertion condition; empty when the device's line was not read
+  std::string_view function;   // the function the device's line names, else the kernel's (demangled) name
+  std::string_view file;       // the device's source file, when known
+  int code = 0;                // the CUDA error
+};
+
+// A known condition decides alone: the first entry with an "asserts" alternative whose condition is the same
+// (blanks aside) or starts with one of its prefixes, and whose "functions" and "files" (when it has them) are in the
+// query's function and file. A condition no entry knows gets no hint: a wrong hint is worse than none. Without a
+// condition, the first entry whose "kernels" is in the function, else whose "codes" has the code.
+std::optional<Hint> find_hint(const HintQuery& query);
+
+// The hint for a launch the shim recorded: by the device's line that matched it (message, or nullptr), else by the
+// kernel's demangled name, else by the error's code. A condition cut off is not a condition.
+std::optional<Hint> hint_for_launch(const DeviceMessage* message, std::string_view kernel, int code);
 
 }  // namespace firstassert

@@ -169,10 +169,8 @@ std::string report_json(const ReportInput& in) {
     culprit["reason"] = f.reason;
     culprit["device_message"] = f.culprit_message ? message(*f.culprit_message) : json(nullptr);
     int code = f.has_primary ? f.primary.code : (f.launch_errors.empty() ? 0 : f.launch_errors.front().code);
-    std::string function = f.culprit_message ? std::string(f.culprit_message->function)
-                                             : (f.culprit->kernel ? demangle(f.culprit->kernel) : std::string());
-    std::optional<Hint> hint =
-        find_hint(f.culprit_message ? f.culprit_message->condition : "", function, code);
+    std::string kernel = f.culprit->kernel ? demangle(f.culprit->kernel) : std::string();
+    std::optional<Hint> hint = hint_for_launch(f.culprit_message ? &*f.culprit_message : nullptr, kernel, code);
     culprit["hint"] = hint ? json{{"id", hint->id}, {"title", hint->title}, {"text", hint->text}} : json(nullptr);
     r["culprit"] = culprit;
   } else {

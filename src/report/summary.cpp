@@ -93,9 +93,8 @@ std::vector<std::string> summary_lines(const Findings& f, const std::string& rep
                   m.condition);
     lines.emplace_back(text);
   }
-  std::string function = f.culprit_message ? std::string(f.culprit_message->function)
-                                           : (f.culprit && f.culprit->kernel ? demangle(f.culprit->kernel) : "");
-  if (auto hint = find_hint(f.culprit_message ? f.culprit_message->condition : "", function, p.code))
+  std::string kernel = f.culprit && f.culprit->kernel ? demangle(f.culprit->kernel) : "";
+  if (auto hint = hint_for_launch(f.culprit_message ? &*f.culprit_message : nullptr, kernel, p.code))
     lines.push_back("hint: " + hint->title + ". " + hint->text);
   lines.push_back("report: " + (report_path.empty() ? std::string("(not written)") : report_path) + " (" +
                   std::to_string(f.secondary_count) + " secondary error" + (f.secondary_count == 1 ? "" : "s") +
@@ -107,7 +106,7 @@ std::string launch_error_line(const LaunchError& e) {
   std::string line = std::string(launch_api_name(e.launch.api)) + " refused " + kernel_name(e.launch) + " " +
                      configuration(e.launch) + ": " + error_name(e.domain, e.code) + " (" + std::to_string(e.code) +
                      ")";
-  if (auto hint = find_hint("", e.launch.kernel ? demangle(e.launch.kernel) : "", e.code))
+  if (auto hint = hint_for_launch(nullptr, e.launch.kernel ? demangle(e.launch.kernel) : "", e.code))
     line += "; " + hint->title;
   return line;
 }
