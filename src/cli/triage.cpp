@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "commands.h"
+#include "triage_formats.h"
 #include "triage_lines.h"
 #include "triage_report.h"
 #include "triage_scan.h"
@@ -60,7 +61,7 @@ bool scan_stream(std::istream& in, triage::Scanner& scanner) {
   std::string_view line;
   bool unterminated = false;
   while (reader.next(line)) {
-    scanner.line(line, reader.cut());
+    triage::feed_log_line(scanner, line, reader.cut());
     unterminated = reader.unterminated();
   }
   scanner.end_log(unterminated);
@@ -90,7 +91,18 @@ bool scan_log(const std::string& name, triage::Scanner& scanner, std::ostream& e
     err << "firstassert triage: " << shown << ": " << system_error(errno) << "\n";
     return false;
   }
+  char start[4096];
+  in.read(start, sizeof start);
+  std::string_view head(start, static_cast<size_t>(in.gcount()));
+  in.clear();
+  in.seekg(0);
   scanner.begin_log(name);
+  if (triage::looks_like_notebook(name, head)) {
+    std::string error;
+    if (triage::scan_notebook(in, scanner, error)) return true;
+    err << "firstassert triage: " << shown << ": " << error << "\n";
+    return false;
+  }
   if (scan_stream(in, scanner)) return true;
   err << "firstassert triage: " << shown << ": read error after " << scanner.findings().logs.back().lines
       << " lines\n";

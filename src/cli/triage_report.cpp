@@ -32,7 +32,10 @@ std::string_view trim_left(std::string_view s) {
   return start == std::string_view::npos ? std::string_view() : s.substr(start);
 }
 
-std::string where(const Findings& f, const Position& p) { return log_name(f, p.log) + ":" + std::to_string(p.line); }
+std::string where(const Findings& f, const Position& p) {
+  if (p.cell != 0) return log_name(f, p.log) + ", cell " + std::to_string(p.cell);
+  return log_name(f, p.log) + ":" + std::to_string(p.line);
+}
 
 std::string rank_text(const Findings& f, int rank) {
   if (rank != kNoRank) return "rank " + std::to_string(rank);
@@ -83,7 +86,8 @@ void write_logs(const Findings& f, std::ostream& out) {
       << "\n";
   for (size_t i = 0; i < f.logs.size(); ++i) {
     const LogInfo& log = f.logs[i];
-    out << "  " << log_name(f, i) << ": " << plural(log.lines, "line", "lines");
+    out << "  " << log_name(f, i) << ": " << (log.notebook ? "a notebook, " : "")
+        << plural(log.lines, log.notebook ? "line of cell output" : "line", log.notebook ? "lines of cell output" : "lines");
     if (log.cut_lines > 0) out << ", " << plural(log.cut_lines, "line", "lines") << " cut at 1 MiB";
     if (log.unterminated) out << ", last line incomplete (the log was cut)";
     out << "\n";

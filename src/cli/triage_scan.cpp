@@ -223,11 +223,13 @@ void Scanner::end_log(bool unterminated) {
   if (!findings_.logs.empty()) findings_.logs.back().unterminated = unterminated;
 }
 
-void Scanner::line(std::string_view raw, bool cut) {
-  ++position_.line;
+void Scanner::line(std::string_view raw, bool cut, bool part_of_last) {
   LogInfo& log = findings_.logs.back();
-  log.lines = position_.line;
-  if (cut) ++log.cut_lines;
+  if (!part_of_last || position_.line == 0) {
+    ++position_.line;
+    log.lines = position_.line;
+    if (cut) ++log.cut_lines;
+  }
   PrefixedLine l = strip_prefixes(strip_ansi(raw, scratch_));
   if (l.rank != kNoRank) {
     findings_.any_rank = true;
@@ -405,7 +407,7 @@ bool Scanner::on_traceback_line(std::string_view text, int rank) {
   Pending& p = it->second;
   if (!p.in_message) {
     std::string_view body = ltrim(text);
-    if (body.starts_with("File \"")) {
+    if (body.starts_with("File ") || body.starts_with("Cell In[")) {  // Python's, IPython's
       p.tb.last_frame = body.substr(0, kMaxKeptBytes);
     } else if (text.empty()) {
       pending_.erase(it);  // no exception line: not a traceback Python printed whole

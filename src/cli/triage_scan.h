@@ -42,6 +42,7 @@ using Triple = std::array<uint32_t, 3>;
 struct Position {
   size_t log = 0;
   uint64_t line = 0;
+  uint32_t cell = 0;  // in a notebook: the 1-based cell whose output holds the line; 0 elsewhere
   auto operator<=>(const Position&) const = default;
 };
 
@@ -87,6 +88,7 @@ struct RankCounts {
 
 struct LogInfo {
   std::string name;  // as given ("-" for stdin)
+  bool notebook = false;  // read as a saved notebook: its positions are cells
   uint64_t lines = 0;
   uint64_t cut_lines = 0;
   bool unterminated = false;  // the last line had no newline: the log was cut
@@ -121,8 +123,14 @@ class Scanner {
 
   // Logs are read one after the other; lines go to the log begun last.
   void begin_log(std::string name);
-  void line(std::string_view raw, bool cut);
+  // A line of the log; part_of_last: another line of the same record (a JSON record's message), at its position.
+  void line(std::string_view raw, bool cut, bool part_of_last = false);
   void end_log(bool unterminated);
+  // In a notebook: the lines fed from now on are in this cell's outputs (0: not a notebook's).
+  void set_cell(uint32_t cell) {
+    position_.cell = cell;
+    if (cell != 0 && !findings_.logs.empty()) findings_.logs.back().notebook = true;
+  }
   const Findings& findings() const { return findings_; }
 
  private:

@@ -152,6 +152,9 @@ const GoldenCase kCases[] = {
     {"not_ranks", {"not_ranks.log"}, 0, "", ""},
     {"single_rank", {"single_rank.log"}, 0, "", ""},
     {"decoys", {"decoys.log"}, 0, "", ""},
+    // Other containers of the same lines: a saved notebook, a log service's JSON records.
+    {"notebook", {"notebook.ipynb"}, 0, "", ""},
+    {"json_records", {"json_records.log"}, 0, "", ""},
 };
 
 class Golden : public testing::TestWithParam<GoldenCase> {

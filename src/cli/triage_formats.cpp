@@ -1,0 +1,132 @@
+#include "triage_formats.h"
+
+#include <nlohmann/json.hpp>
+
+#include <iterator>
+#include <sstream>
+
+#include "triage_text.h"
+
+namespace firstassert::cli::triage {
+namespace {
+
+using nlohmann::json;
+
+// A notebook is read whole (it is one JSON document); past this, triage asks for its outputs as text instead.
+constexpr std::streamsize kMaxNotebookBytes = std::streamsize{512} << 20;
+
+// Lines of a text, each fed (as lines of one log line, for a record); a text without a final newline still ends its
+// last line.
+void feed_text(Scanner& scanner, std::string_view text, bool one_record = false) {
+  for (bool first = true; !text.empty(); first = false) {
+    size_t newline = text.find('\n');
+    scanner.line(text.substr(0, newline), false, one_record && !first);
+    if (newline == std::string_view::npos) break;
+    text.remove_prefix(newline + 1);
+  }
+}
+
+// A notebook's multiline string: a string, or a list of strings to concatenate.
+std::string joined(const json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  std::string out;
+  if (value.is_array()) {
+    for (const json& part : value) {
+      if (part.is_string()) out += part.get<std::string>();
+    }
+  }
+  return out;
+}
+
+// IPython's traceback entries (coloured) as the Python traceback the scanner reads: the frames (IPython names them
+// "Cell In[3], line 6" and "File /x.py:50, in f"), then the exception and its message.
+void feed_error(Scanner& scanner, const json& output) {
+  std::string ename = output.value("ename", ""), evalue = output.value("evalue", "");
+  scanner.line("Traceback (most recent call last):", false);
+  std::string scratch;
+  for (const json& entry : output.value("traceback", json::array())) {
+    if (!entry.is_string()) continue;
+    std::string plain(strip_ansi(entry.get<std::string>(), scratch));
+    std::string_view text = plain;
+    while (!text.empty()) {
+      size_t newline = text.find('\n');
+      std::string_view line = text.substr(0, newline);
+      if (line.starts_with("Cell In[") || line.starts_with("File ")) scanner.line("  " + std::string(line), false);
+      if (newline == std::string_view::npos) break;
+      text.remove_prefix(newline + 1);
+    }
+  }
+  size_t newline = evalue.find('\n');
+  scanner.line(ename + ": " + evalue.substr(0, newline), false);
+  if (newline != std::string::npos) feed_text(scanner, std::string_view(evalue).substr(newline + 1));
+  scanner.line("", false);
+}
+
+}  // namespace
+
+bool looks_like_notebook(std::string_view name, std::string_view start) {
+  if (name.ends_with(".ipynb")) return true;
+  size_t brace = start.find_first_not_of(" \t\r\n");
+  return brace != std::string_view::npos && start[brace] == '{' && start.find("\"cells\"") != std::string_view::npos &&
+         start.find("\"nbformat") != std::string_view::npos;
+}
+
+bool scan_notebook(std::istream& in, Scanner& scanner, std::string& error) {
+  std::string text;
+  text.resize(static_cast<size_t>(kMaxNotebookBytes) + 1);
+  in.read(text.data(), kMaxNotebookBytes + 1);
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (in.bad()) {
+    error = "read error";
+    return false;
+  }
+  if (static_cast<std::streamsize>(text.size()) > kMaxNotebookBytes) {
+    error = "a notebook over 512 MiB is not read whole (save its outputs as text: jupyter nbconvert --to script, "
+            "or copy them into a file)";
+    return false;
+  }
+  json notebook = json::parse(text, nullptr, false);
+  text.clear();
+  text.shrink_to_fit();
+  if (notebook.is_discarded() || !notebook.is_object() || !notebook.contains("cells") || !notebook["cells"].is_array()) {
+    error = "not a notebook (no JSON object with \"cells\"); read it as a plain log by another name";
+    return false;
+  }
+  uint32_t number = 0;
+  for (const json& cell : notebook["cells"]) {
+    ++number;
+    if (!cell.is_object()) continue;
+    scanner.set_cell(number);
+    for (const json& output : cell.value("outputs", json::array())) {
+      if (!output.is_object()) continue;
+      std::string type = output.value("output_type", "");
+      if (type == "stream") {
+        feed_text(scanner, joined(output.value("text", json())));
+      } else if (type == "error") {
+        feed_error(scanner, output);
+      }
+    }
+  }
+  scanner.set_cell(0);
+  return true;
+}
+
+void feed_log_line(Scanner& scanner, std::string_view raw, bool cut) {
+  // A JSON record: its message, as the service received it from the program (several lines, perhaps).
+  if (raw.size() > 2 && raw.front() == '{' && (raw.back() == '}' || raw.ends_with("}\r")) &&
+      raw.find("\"message\"") != std::string_view::npos) {
+    json record = json::parse(raw, nullptr, false);
+    if (record.is_object() && record.contains("message") && record["message"].is_string()) {
+      std::string message = record["message"].get<std::string>();
+      if (message.empty()) {
+        scanner.line(message, cut);
+        return;
+      }
+      feed_text(scanner, message, true);
+      return;
+    }
+  }
+  scanner.line(raw, cut);
+}
+
+}  // namespace firstassert::cli::triage
