@@ -29,7 +29,7 @@ tested_binaries=""  # -Dtested-binaries: the shim and command the suites run, wh
 
 required_packages=(
   g++ binutils ninja-build pkg-config python3
-  libunwind-dev libboost-stacktrace-dev libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
+  libunwind-dev libboost-stacktrace-dev libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev
 )
 
 # What scripts/wheel and scripts/check-wheel need beyond the build's: downloads, the sources' make and xz archives,

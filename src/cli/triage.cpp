@@ -8,7 +8,9 @@
 #include <ostream>
 
 #include "commands.h"
+#include "options.h"
 #include "triage_formats.h"
+#include "triage_json.h"
 #include "triage_lines.h"
 #include "triage_report.h"
 #include "triage_scan.h"
@@ -18,40 +20,37 @@ namespace firstassert::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: firstassert triage [--help] [--] LOG...\n"
+    "usage: firstassert triage [--help] [--json] [--] LOG...\n"
     "\n"
     "Reads the logs of a job that ran without firstassert (a SLURM output, a torchrun log with [rankN]: prefixes,\n"
-    "an srun --label log, a Jupyter server log; \"-\" is stdin), finds the device-side assertion lines the driver\n"
-    "printed and the Python tracebacks carrying a CUDA error, and prints a summary: the distinct assertions and how\n"
-    "many blocks and threads printed them, the first traceback against the secondary ones, the rank that asserted\n"
-    "first, and a hint. It cannot name the failing launch, its configuration or its host stack: rerun under\n"
-    "`firstassert run -- <command>` for those.\n"
+    "an srun --label log, a Jupyter or Colab server log, a log service's JSON records, a saved notebook .ipynb;\n"
+    "\"-\" is stdin), finds the device-side assertion lines the driver printed (also glued to other output, wrapped,\n"
+    "garbled, or from Triton or SYCL) and the Python tracebacks carrying a CUDA error, and prints a summary: the\n"
+    "distinct assertions and how many blocks and threads printed them, the first traceback against the secondary\n"
+    "ones, the rank that asserted first, what the logs leave in doubt, and a hint. It cannot name the failing\n"
+    "launch, its configuration or its host stack: rerun under `firstassert run -- <command>` for those.\n"
+    "\n"
+    "  --json   the summary as JSON, schema firstassert-triage/1 (docs/triage-json.md)\n"
     "\n"
     "Exit status: 0 when an assertion or a CUDA error was found, 1 when none was, 2 when a log could not be read or\n"
     "the arguments are wrong (the other logs are still read).\n";
 
 struct Options {
   bool help = false;
+  bool json = false;
   std::vector<std::string> logs;
   std::string error;  // set when the arguments are wrong
 };
 
 Options parse_options(const Args& args) {
   Options o;
-  bool only_logs = false;
-  for (const std::string& a : args) {
-    if (only_logs || a == "-" || !a.starts_with('-')) {
-      o.logs.push_back(a);
-    } else if (a == "--") {
-      only_logs = true;
-    } else if (a == "--help" || a == "-h") {
-      o.help = true;
-    } else {
-      o.error = "unknown option '" + triage::printable(a, 200) + "'";
-      return o;
-    }
-  }
-  if (!o.help && o.logs.empty()) o.error = "no log given";
+  CLI::App app;
+  app.add_flag("--json", o.json);
+  app.add_option("logs", o.logs);
+  ParseOutcome parsed = parse_arguments(app, args);
+  o.help = parsed.help;
+  o.error = parsed.error;
+  if (o.error.empty() && !o.help && o.logs.empty()) o.error = "no log given";
   return o;
 }
 
@@ -125,7 +124,11 @@ int triage_command(const Args& args, std::ostream& out, std::ostream& err) {
   bool all_read = true;
   for (const std::string& log : options.logs) all_read = scan_log(log, scanner, err) && all_read;
   const triage::Findings& findings = scanner.findings();
-  if (!findings.logs.empty()) triage::write_summary(findings, out);
+  if (options.json) {
+    triage::write_json(findings, out);  // also for no log read: a bot reads "found" and "logs"
+  } else if (!findings.logs.empty()) {
+    triage::write_summary(findings, out);
+  }
   out.flush();
   if (!all_read) return kBadInput;
   return findings.found() ? 0 : 1;

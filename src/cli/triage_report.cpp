@@ -69,12 +69,6 @@ std::string group_title(const AssertGroup& g) {
   return function + " at " + where;
 }
 
-// A condition cut off, or garbled text, is not matched: no hint rather than a wrong one.
-std::optional<Hint> group_hint(const AssertGroup& g) {
-  if (g.flags & kMessageConditionCut) return std::nullopt;
-  return find_hint({g.condition, g.function, g.file, kAssertCode});
-}
-
 std::string distinct(size_t n, bool capped, const char* one, const char* many) {
   return (capped ? "at least " : "") + plural(n, one, many);
 }
@@ -175,64 +169,18 @@ void write_ranks(const Findings& f, std::ostream& out) {
   if (f.ranks_capped) out << "  (more ranks than " << Scanner::kMaxRanks << ": the others are not listed)\n";
 }
 
-// The hint for the first assertion; without assertion lines, for the CUDA error the first traceback names.
 void write_hint(const Findings& f, std::ostream& out) {
-  std::optional<Hint> hint;
-  if (!f.groups.empty()) {
-    hint = group_hint(f.groups.front());
-  } else if (f.first_traceback && f.first_traceback->code != 0) {
-    hint = find_hint({{}, {}, {}, f.first_traceback->code});
-  }
+  std::optional<Hint> hint = summary_hint(f);
   if (!hint) return;
   out << "\nHint: " << hint->title << "\n" << wrap(hint->text, kWidth, "  ");
 }
 
-// Which ranks printed assertion lines (at most a few, for the text).
-std::vector<int> asserting_ranks(const Findings& f) {
-  std::vector<int> ranks;
-  for (const auto& [rank, counts] : f.ranks) {
-    if (counts.assertion_lines > 0) ranks.push_back(rank);
-  }
-  return ranks;
-}
-
-// What the logs leave in doubt, said rather than papered over.
 void write_doubts(const Findings& f, std::ostream& out) {
-  std::vector<std::string> doubts;
-  std::vector<int> ranks = asserting_ranks(f);
-  size_t logs_with_assertions = 0;
-  {
-    std::set<size_t> logs;
-    for (const AssertGroup& g : f.groups) logs.insert(g.first.log);
-    logs_with_assertions = logs.size();
-  }
-  if (ranks.size() > 1 || logs_with_assertions > 1)
-    doubts.push_back("the first assertion line may not be the first to fire: " +
-                     (ranks.size() > 1 ? plural(ranks.size(), "rank", "ranks") + " printed assertion lines"
-                                       : plural(logs_with_assertions, "log", "logs") + " hold assertion lines") +
-                     ", and without time stamps a merged log is in the order lines reached it, not the order the "
-                     "devices failed");
-  if (f.garbled_lines > 0)
-    doubts.push_back(plural(f.garbled_lines, "assertion line", "assertion lines") +
-                     " garbled by output spliced into them (threads or processes writing at once): their fields "
-                     "that were not intact are left out");
-  if (f.cut_conditions > 0)
-    doubts.push_back(plural(f.cut_conditions, "assertion line ends", "assertion lines end") +
-                     " inside its condition: what is shown is what the log holds, and no hint is matched on it");
-  for (size_t i = 0; i < f.logs.size(); ++i) {
-    if (f.logs[i].unterminated)
-      doubts.push_back(log_name(f, i) + " ends in the middle of a line: the log was cut (a killed job, a full disk, "
-                       "a copy that stopped), and what came after is not there");
-  }
-  if (f.any_rank && f.ranks.size() - (f.ranks.contains(kNoRank) ? 1 : 0) == 1) {
-    int only = f.ranks.begin()->first == kNoRank ? std::next(f.ranks.begin())->first : f.ranks.begin()->first;
-    doubts.push_back("rank " + std::to_string(only) +
-                     " is the only rank these logs show: the others' output is elsewhere, or they printed nothing");
-  }
-  if (doubts.empty()) return;
+  std::vector<Doubt> all = doubts(f);
+  if (all.empty()) return;
   out << "\nIn doubt:\n";
-  for (const std::string& d : doubts) {
-    std::string text = wrap(d, kWidth - 2, "    ");
+  for (const Doubt& d : all) {
+    std::string text = wrap(d.text, kWidth - 2, "    ");
     out << "  - " << text.substr(4);
   }
 }
@@ -251,6 +199,55 @@ void write_limits(const Findings& f, std::ostream& out) {
 }
 
 }  // namespace
+
+std::optional<Hint> group_hint(const AssertGroup& g) {
+  if (g.flags & kMessageConditionCut) return std::nullopt;
+  return find_hint({g.condition, g.function, g.file, kAssertCode});
+}
+
+std::optional<Hint> summary_hint(const Findings& f) {
+  if (!f.groups.empty()) return group_hint(f.groups.front());
+  if (f.first_traceback && f.first_traceback->code != 0) return find_hint({{}, {}, {}, f.first_traceback->code});
+  return std::nullopt;
+}
+
+std::vector<Doubt> doubts(const Findings& f) {
+  std::vector<Doubt> out;
+  std::set<int> ranks;
+  std::set<size_t> logs;
+  for (const auto& [rank, counts] : f.ranks) {
+    if (counts.assertion_lines > 0) ranks.insert(rank);
+  }
+  for (const AssertGroup& g : f.groups) logs.insert(g.first.log);
+  if (ranks.size() > 1 || logs.size() > 1)
+    out.push_back({"first-may-not-be-first",
+                   "the first assertion line may not be the first to fire: " +
+                       (ranks.size() > 1 ? plural(ranks.size(), "rank", "ranks") + " printed assertion lines"
+                                         : plural(logs.size(), "log", "logs") + " hold assertion lines") +
+                       ", and without time stamps a merged log is in the order lines reached it, not the order the "
+                       "devices failed"});
+  if (f.garbled_lines > 0)
+    out.push_back({"garbled-lines", plural(f.garbled_lines, "assertion line", "assertion lines") +
+                                        " garbled by output spliced into them (threads or processes writing at "
+                                        "once): their fields that were not intact are left out"});
+  if (f.cut_conditions > 0)
+    out.push_back({"cut-conditions", plural(f.cut_conditions, "assertion line ends", "assertion lines end") +
+                                         " inside its condition: what is shown is what the log holds, and no hint is "
+                                         "matched on it"});
+  for (size_t i = 0; i < f.logs.size(); ++i) {
+    if (f.logs[i].unterminated)
+      out.push_back({"log-cut", log_name(f, i) + " ends in the middle of a line: the log was cut (a killed job, a "
+                                                 "full disk, a copy that stopped), and what came after is not there"});
+  }
+  size_t prefixed = f.ranks.size() - (f.ranks.contains(kNoRank) ? 1 : 0);
+  if (f.any_rank && prefixed == 1) {
+    int only = f.ranks.begin()->first == kNoRank ? std::next(f.ranks.begin())->first : f.ranks.begin()->first;
+    out.push_back({"single-rank", "rank " + std::to_string(only) +
+                                      " is the only rank these logs show: the others' output is elsewhere, or they "
+                                      "printed nothing"});
+  }
+  return out;
+}
 
 void write_summary(const Findings& f, std::ostream& out) {
   write_logs(f, out);

@@ -2,12 +2,28 @@
 // golden files compare it exactly, and valid UTF-8 whatever bytes the logs held.
 #pragma once
 
+#include <optional>
 #include <ostream>
+#include <string>
+#include <vector>
 
+#include "report/hints.h"
 #include "triage_scan.h"
 
 namespace firstassert::cli::triage {
 
 void write_summary(const Findings& f, std::ostream& out);
+
+// What the logs leave in doubt, each said in one sentence (the text summary's "In doubt", the JSON's "doubts").
+struct Doubt {
+  std::string kind;  // first-may-not-be-first, garbled-lines, cut-conditions, log-cut, single-rank
+  std::string text;
+};
+std::vector<Doubt> doubts(const Findings& f);
+
+// A group's hint (none for a condition cut off), and the summary's: the first assertion's, else the first
+// traceback's CUDA error's.
+std::optional<Hint> group_hint(const AssertGroup& g);
+std::optional<Hint> summary_hint(const Findings& f);
 
 }  // namespace firstassert::cli::triage

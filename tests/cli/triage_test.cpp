@@ -155,6 +155,10 @@ const GoldenCase kCases[] = {
     // Other containers of the same lines: a saved notebook, a log service's JSON records.
     {"notebook", {"notebook.ipynb"}, 0, "", ""},
     {"json_records", {"json_records.log"}, 0, "", ""},
+    // --json (docs/triage-json.md): the same findings, for bots.
+    {"interleaved_json", {"--json", "interleaved.log"}, 0, "", ""},
+    {"torchrun_4ranks_json", {"torchrun_4ranks.log", "--json"}, 0, "", ""},
+    {"clean_json", {"--json", "clean.log"}, 1, "", ""},
 };
 
 class Golden : public testing::TestWithParam<GoldenCase> {
@@ -195,7 +199,10 @@ TEST(TriageCommand, HelpAndBadUsage) {
   Result unknown = run_in_process({"--frobnicate", "nll_loss.log"});
   EXPECT_EQ(unknown.status, firstassert::cli::kBadInput);
   EXPECT_EQ(unknown.out, "");
-  EXPECT_EQ(unknown.err, "firstassert triage: unknown option '--frobnicate' (see firstassert triage --help)\n");
+  EXPECT_EQ(unknown.err,
+            "firstassert triage: The following argument was not expected: --frobnicate (see firstassert triage --help)\n");
+  // The help says every option the parser takes.
+  EXPECT_NE(help.out.find("--json"), std::string::npos);
 
   Result none = run_in_process({});
   EXPECT_EQ(none.status, firstassert::cli::kBadInput);
