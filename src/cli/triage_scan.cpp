@@ -184,10 +184,16 @@ PrefixedLine strip_prefixes(std::string_view line) {
   strip_srun_label(line, out.rank);
   strip_torchrun_prefix(line, out.rank);
   // What a log server or a logger puts before the text, in the orders they stack; none of it is a rank.
-  for (int i = 0; i < 4; ++i) {
-    if (!strip_jupyter_prefix(line) && !strip_tabbed_record(line) && !strip_ray_prefix(line) &&
-        !strip_timestamp(line) && !strip_level(line))
-      break;
+  // Each kind is told by its first character, so that the common line (none of them) costs a few compares.
+  for (int i = 0; i < 4 && !line.empty(); ++i) {
+    char c = line.front();
+    bool stripped = false;
+    if (c == '[') stripped = strip_jupyter_prefix(line) || strip_timestamp(line);
+    else if (c == '(') stripped = strip_ray_prefix(line);
+    else if (is_digit(c)) stripped = strip_timestamp(line) || strip_tabbed_record(line);
+    else if (c == 'D' || c == 'I' || c == 'W' || c == 'E' || c == 'C') stripped = strip_level(line);
+    if (!stripped && line.size() > 1) stripped = strip_tabbed_record(line);
+    if (!stripped) break;
   }
   if (out.rank == kNoRank) strip_torchrun_prefix(line, out.rank);  // inside a worker's or a logger's prefix
   out.full = line;
