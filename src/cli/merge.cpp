@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "options.h"
 #include "core/demangle.h"
 #include "report_reader.h"
 
@@ -78,28 +79,26 @@ const char* kUsage =
 int merge_command(const Args& args, std::ostream& out, std::ostream& err) {
   double skew_seconds = 1.0;
   bool as_json = false;
+  std::string skew = "1";
   std::vector<std::string> dirs;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--help" || a == "-h") {
-      out << kUsage;
-      return 0;
-    } else if (a == "--json") {
-      as_json = true;
-    } else if (a == "--skew" || a.rfind("--skew=", 0) == 0) {
-      std::string value = a == "--skew" ? (i + 1 < args.size() ? args[++i] : "") : a.substr(7);
-      char* end = nullptr;
-      skew_seconds = std::strtod(value.c_str(), &end);
-      if (value.empty() || *end != '\0' || !std::isfinite(skew_seconds) || skew_seconds < 0) {
-        err << "firstassert merge: --skew needs a number of seconds >= 0, not '" << value << "'\n";
-        return kBadInput;
-      }
-    } else if (!a.empty() && a[0] == '-') {
-      err << "firstassert merge: unknown option '" << a << "' (see firstassert merge --help)\n";
-      return kBadInput;
-    } else {
-      dirs.push_back(a);
-    }
+  CLI::App app;
+  app.add_flag("--json", as_json);
+  app.add_option("--skew", skew);
+  app.add_option("dirs", dirs);
+  ParseOutcome parsed = parse_arguments(app, args);
+  if (parsed.help) {
+    out << kUsage;
+    return 0;
+  }
+  if (!parsed.error.empty()) {
+    err << "firstassert merge: " << parsed.error << " (see firstassert merge --help)\n";
+    return kBadInput;
+  }
+  char* end = nullptr;
+  skew_seconds = std::strtod(skew.c_str(), &end);
+  if (skew.empty() || *end != '\0' || !std::isfinite(skew_seconds) || skew_seconds < 0) {
+    err << "firstassert merge: --skew needs a number of seconds >= 0, not '" << skew << "'\n";
+    return kBadInput;
   }
   if (dirs.empty()) {
     err << "firstassert merge: no directory given (see firstassert merge --help)\n";

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "options.h"
 #include "render.h"
 #include "core/demangle.h"
 #include "offline_symbols.h"
@@ -183,29 +184,30 @@ const char* kUsage =
 
 int show_command(const Args& args, std::ostream& out, std::ostream& err) {
   bool as_json = false;
-  std::string color = "auto", target;
-  for (const std::string& a : args) {
-    if (a == "--help" || a == "-h") {
-      out << kUsage;
-      return 0;
-    } else if (a == "--json") {
-      as_json = true;
-    } else if (a.rfind("--color=", 0) == 0) {
-      color = a.substr(8);
-      if (color != "auto" && color != "always" && color != "never") {
-        err << "firstassert show: --color must be auto, always or never, not '" << color << "'\n";
-        return kBadInput;
-      }
-    } else if (!a.empty() && a[0] == '-') {
-      err << "firstassert show: unknown option '" << a << "' (see firstassert show --help)\n";
-      return kBadInput;
-    } else if (target.empty()) {
-      target = a;
-    } else {
-      err << "firstassert show: one report or directory at a time ('" << a << "' is one too many)\n";
-      return kBadInput;
-    }
+  std::string color = "auto";
+  std::vector<std::string> targets;
+  CLI::App app;
+  app.add_flag("--json", as_json);
+  app.add_option("--color", color);
+  app.add_option("target", targets);
+  ParseOutcome parsed = parse_arguments(app, args);
+  if (parsed.help) {
+    out << kUsage;
+    return 0;
   }
+  if (!parsed.error.empty()) {
+    err << "firstassert show: " << parsed.error << " (see firstassert show --help)\n";
+    return kBadInput;
+  }
+  if (color != "auto" && color != "always" && color != "never") {
+    err << "firstassert show: --color must be auto, always or never, not '" << color << "'\n";
+    return kBadInput;
+  }
+  if (targets.size() > 1) {
+    err << "firstassert show: one report or directory at a time ('" << targets[1] << "' is one too many)\n";
+    return kBadInput;
+  }
+  std::string target = targets.empty() ? std::string() : targets.front();
   if (target.empty()) target = ".";
   std::string error;
   std::string path = std::filesystem::is_directory(target) ? newest_report(target, error) : target;
