@@ -213,19 +213,28 @@ std::optional<Hint> summary_hint(const Findings& f) {
 
 std::vector<Doubt> doubts(const Findings& f) {
   std::vector<Doubt> out;
-  std::set<int> ranks;
+  std::set<int> ranks;  // with a prefix
+  bool unprefixed = false;
   std::set<size_t> logs;
   for (const auto& [rank, counts] : f.ranks) {
-    if (counts.assertion_lines > 0) ranks.insert(rank);
+    if (counts.assertion_lines == 0) continue;
+    if (rank == kNoRank)
+      unprefixed = true;
+    else
+      ranks.insert(rank);
   }
   for (const AssertGroup& g : f.groups) logs.insert(g.first.log);
-  if (ranks.size() > 1 || logs.size() > 1)
-    out.push_back({"first-may-not-be-first",
-                   "the first assertion line may not be the first to fire: " +
-                       (ranks.size() > 1 ? plural(ranks.size(), "rank", "ranks") + " printed assertion lines"
-                                         : plural(logs.size(), "log", "logs") + " hold assertion lines") +
-                       ", and without time stamps a merged log is in the order lines reached it, not the order the "
-                       "devices failed"});
+  std::string sources;
+  if (ranks.size() > 1)
+    sources = plural(ranks.size(), "rank", "ranks") + " printed assertion lines";
+  else if (ranks.size() == 1 && unprefixed)
+    sources = "rank " + std::to_string(*ranks.begin()) + " and lines without a rank prefix printed assertion lines";
+  else if (logs.size() > 1)
+    sources = plural(logs.size(), "log", "logs") + " hold assertion lines";
+  if (!sources.empty())
+    out.push_back({"first-may-not-be-first", "the first assertion line may not be the first to fire: " + sources +
+                                                 ", and without time stamps a merged log is in the order lines "
+                                                 "reached it, not the order the devices failed"});
   if (f.garbled_lines > 0)
     out.push_back({"garbled-lines", plural(f.garbled_lines, "assertion line", "assertion lines") +
                                         " garbled by output spliced into them (threads or processes writing at "

@@ -63,6 +63,27 @@ bool strip_torchrun_prefix(std::string_view& s, int& rank) {
   return false;
 }
 
+// mpirun --tag-output (Horovod, Open MPI): "[1,3]<stderr>:" (job, rank) before each line.
+bool strip_mpirun_tag(std::string_view& s, int& rank) {
+  if (!s.starts_with('[')) return false;
+  auto [job, job_digits] = leading_number(s.substr(1));
+  if (job_digits == 0 || s.substr(1 + job_digits, 1) != ",") return false;
+  size_t at = 2 + job_digits;
+  auto [value, digits] = leading_number(s.substr(at));
+  at += digits;
+  if (digits == 0 || s.substr(at, 1) != "]") return false;
+  std::string_view rest = s.substr(at + 1);
+  for (std::string_view stream : {"<stderr>:", "<stdout>:", "<stddiag>:"}) {
+    if (rest.starts_with(stream)) {
+      rank = value;
+      s = rest.substr(stream.size());
+      return true;
+    }
+  }
+  (void)job;
+  return false;
+}
+
 // A Jupyter server's record prefix "[I 2024-05-01 10:00:00.123 ServerApp] ": the kernel's stderr (where the driver
 // prints its assertion lines) reaches the server's log, mixed with the server's own records.
 bool strip_jupyter_prefix(std::string_view& s) {
@@ -181,8 +202,10 @@ bool is_traceback_body(std::string_view text) {
 PrefixedLine strip_prefixes(std::string_view line) {
   PrefixedLine out;
   while (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  // A log quoted in markdown or an e-mail ("> " before each line).
+  while (line.starts_with("> ") || line == ">") line.remove_prefix(std::min<size_t>(2, line.size()));
   strip_srun_label(line, out.rank);
-  strip_torchrun_prefix(line, out.rank);
+  if (!strip_mpirun_tag(line, out.rank)) strip_torchrun_prefix(line, out.rank);
   // What a log server or a logger puts before the text, in the orders they stack; none of it is a rank.
   // Each kind is told by its first character, so that the common line (none of them) costs a few compares.
   for (int i = 0; i < 4 && !line.empty(); ++i) {
@@ -403,14 +426,19 @@ AssertGroup* Scanner::group_for(std::string_view file, uint32_t line, std::strin
 // A traceback is followed per rank: from its header through its frames (the last one kept) to the exception line
 // and a few message lines after it, where PyTorch and NCCL name the CUDA error. True when the line belonged to one.
 bool Scanner::on_traceback_line(std::string_view text, int rank) {
-  if (ltrim(text).starts_with(kTracebackHeader)) {
+  std::string_view trimmed = ltrim(text);
+  if (trimmed.starts_with(kTracebackHeader)) {
     finish(rank);  // a chained exception ("During handling of the above exception...") starts a new one
-    pending_[rank].tb.rank = rank;
+    Pending& p = pending_[rank];
+    p.tb.rank = rank;
+    p.indent = text.size() - trimmed.size();
     return true;
   }
   auto it = pending_.find(rank);
   if (it == pending_.end()) return false;
   Pending& p = it->second;
+  size_t leading = text.size() - trimmed.size();
+  if (p.indent > 0 && !trimmed.empty()) text.remove_prefix(std::min(leading, p.indent));
   if (!p.in_message) {
     std::string_view body = ltrim(text);
     if (body.starts_with("File ") || body.starts_with("Cell In[")) {  // Python's, IPython's

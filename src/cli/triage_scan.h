@@ -138,6 +138,7 @@ class Scanner {
   struct Pending {
     bool in_message = false;  // past the frames, reading the exception's message
     int message_lines = 0;
+    size_t indent = 0;        // the header's: a log pasted indented (a markdown block) is read as if it were not
     CudaTraceback tb;
   };
 

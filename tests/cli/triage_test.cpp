@@ -152,6 +152,7 @@ const GoldenCase kCases[] = {
     {"not_ranks", {"not_ranks.log"}, 0, "", ""},
     {"single_rank", {"single_rank.log"}, 0, "", ""},
     {"decoys", {"decoys.log"}, 0, "", ""},
+    {"pasted", {"pasted.log"}, 0, "", ""},  // quoted, indented as a code block, mpirun's tags
     // Other containers of the same lines: a saved notebook, a log service's JSON records.
     {"notebook", {"notebook.ipynb"}, 0, "", ""},
     {"json_records", {"json_records.log"}, 0, "", ""},
@@ -313,6 +314,10 @@ TEST(Prefixes, LaunchersAndLogServers) {
   check("15: [2026-03-02 08:15:42] INFO 03-02 08:15:42 [x.py:1] k.cu:1: x", "k.cu:1: x", 15);
   check("ERROR: cannot open file", "ERROR: cannot open file", triage::kNoRank);
   check("(not a prefix) text", "(not a prefix) text", triage::kNoRank);
+  check("[1,3]<stderr>:k.cu:1: x", "k.cu:1: x", 3);  // mpirun --tag-output: job 1, rank 3
+  check("[1,3]<stdout>:step 4", "step 4", 3);
+  check("[1,3] not a tag", "[1,3] not a tag", triage::kNoRank);
+  check("> [rank1]: k.cu:1: x", "k.cu:1: x", 1);  // quoted in markdown
   check("[I 2025-01-20 16:02:11.871 ServerApp] Kernel started", "Kernel started", triage::kNoRank);
   check("Jun 5, 2024, 3:21:07 PM\tWARNING\tk.cu:1: f: block", "k.cu:1: f: block", triage::kNoRank);
   check("1: 41%|####  | 41/100\rk.cu:1: x", "k.cu:1: x", 1);
