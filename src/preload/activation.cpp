@@ -146,7 +146,7 @@ bool start_stderr_pipe(StderrPipeMode mode) {
   }
   // Registered after at_exit, so it runs first: the report written at exit has every line the pipe held.
   static std::once_flag at_exit_stop;
-  std::call_once(at_exit_stop, [] { std::atexit([] { StderrPipe::process().stop(kPipeCatchUpMs); }); });
+  std::call_once(at_exit_stop, [] { std::atexit([] { StderrPipe::process().stop(kPipeCatchUpMs, 0); }); });
   return true;
 }
 
@@ -243,7 +243,7 @@ std::string set_report_dir(const std::string& dir) {
 
 bool stderr_pipe(bool on) {
   if (!on) {
-    StderrPipe::process().stop(kPipeCatchUpMs);
+    StderrPipe::process().stop(kPipeCatchUpMs, kPipeCatchUpMs / 5);
     return false;
   }
   // Preloaded, the libc writers read the lines already.

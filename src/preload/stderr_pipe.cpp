@@ -9,7 +9,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -18,7 +17,7 @@ namespace firstassert {
 struct StderrPipe::State {
   int fd = -1;          // the fd moved onto the pipe
   int original = -1;    // what the fd was, kept (close-on-exec) to forward to and to restore
-  int read_end = -1;
+  int read_end = -1;    // non-blocking: a signal handler drains it too
   dev_t pipe_dev = 0;   // the pipe's identity, to tell whether the fd still is ours when restoring
   ino_t pipe_ino = 0;
   StderrSink sink = nullptr;
@@ -30,7 +29,7 @@ struct StderrPipe::State {
 
 namespace {
 
-StderrPipe* atfork_target = nullptr;
+std::atomic<StderrPipe*> atfork_target{nullptr};
 std::atomic<StderrPipe*> process_pipe{nullptr};  // process()'s, once made: a signal handler must not make it
 
 void write_all(int fd, const char* bytes, size_t size) {
@@ -87,6 +86,21 @@ bool still_ours(const StderrPipe::State& state) {
   return fstat(state.fd, &now) == 0 && now.st_dev == state.pipe_dev && now.st_ino == state.pipe_ino;
 }
 
+// A copy of fd at 3 or above, close-on-exec: the pipe's ends must never take the place of a closed 0, 1 or 2.
+int high_copy(int fd) {
+  int copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  close(fd);
+  return copy;
+}
+
+bool waiting_ended(const StderrPipe::State& state, int64_t deadline) {
+  while (!state.finished.load()) {
+    if (now_ms() >= deadline) return false;
+    sleep_ms(1);
+  }
+  return true;
+}
+
 }  // namespace
 
 StderrPipe& StderrPipe::process() {
@@ -95,33 +109,41 @@ StderrPipe& StderrPipe::process() {
   return *pipe;
 }
 
-bool StderrPipe::running() const { return state_ != nullptr; }
+bool StderrPipe::running() const { return state_.load() != nullptr; }
 
 bool StderrPipe::start(StderrSink sink, std::string& error) {
-  if (state_ != nullptr) return true;
-  auto* state = new State;
-  state->fd = fd_;
-  state->sink = sink;
+  std::lock_guard lock(mutex_);
+  if (state_.load() != nullptr) return true;
+  if (fcntl(fd_, F_GETFD) == -1) {
+    error = "stderr is closed: there is nothing to read the device's lines from";
+    return false;
+  }
   int ends[2];
   if (pipe2(ends, O_CLOEXEC) != 0) {
     error = std::string("cannot make a pipe for stderr: ") + std::strerror(errno);
-    delete state;
     return false;
   }
+  ends[0] = high_copy(ends[0]);
+  ends[1] = high_copy(ends[1]);
+  int original = fcntl(fd_, F_DUPFD_CLOEXEC, 3);
+  if (ends[0] < 0 || ends[1] < 0 || original < 0) {
+    error = std::string("cannot keep a copy of stderr: ") + std::strerror(errno);
+    for (int fd : {ends[0], ends[1], original}) {
+      if (fd >= 0) close(fd);
+    }
+    return false;
+  }
+  fcntl(ends[0], F_SETFL, O_NONBLOCK);
   fcntl(ends[1], F_SETPIPE_SZ, 1 << 20);  // room for a burst while the reader is descheduled; the default is fine too
+  auto* state = new State;
+  state->fd = fd_;
+  state->sink = sink;
   state->read_end = ends[0];
-  state->original = fcntl(fd_, F_DUPFD_CLOEXEC, 3);
+  state->original = original;
   struct stat pipe_stat {};
   fstat(ends[1], &pipe_stat);
   state->pipe_dev = pipe_stat.st_dev;
   state->pipe_ino = pipe_stat.st_ino;
-  if (state->original < 0) {
-    error = std::string("cannot keep a copy of stderr: ") + std::strerror(errno);
-    close(ends[0]);
-    close(ends[1]);
-    delete state;
-    return false;
-  }
   // The reader takes none of the program's signals: they stay with the threads that expect them.
   sigset_t all, previous;
   sigfillset(&all);
@@ -132,7 +154,7 @@ bool StderrPipe::start(StderrSink sink, std::string& error) {
     error = std::string("cannot start the stderr reader: ") + std::strerror(created);
     close(ends[0]);
     close(ends[1]);
-    close(state->original);
+    close(original);
     delete state;
     return false;
   }
@@ -141,24 +163,22 @@ bool StderrPipe::start(StderrSink sink, std::string& error) {
     close(ends[1]);  // the reader sees the end of the pipe and stops
     pthread_join(state->reader, nullptr);
     close(ends[0]);
-    close(state->original);
+    close(original);
     delete state;
     return false;
   }
   close(ends[1]);
-  state_ = state;
-  static bool hooked = false;
-  if (!hooked && this == &process()) {
-    hooked = true;
-    atfork_target = this;
+  state_.store(state);
+  if (this == process_pipe.load() && atfork_target.exchange(this) == nullptr) {
     // A forked child gets no reader thread: it writes to what fd 2 was, straight away.
     pthread_atfork(nullptr, nullptr, [] {
-      StderrPipe::State* s = atfork_target != nullptr ? atfork_target->state_ : nullptr;
+      StderrPipe* target = atfork_target.load();
+      State* s = target != nullptr ? target->state_.load() : nullptr;
       if (s == nullptr) return;
       if (still_ours(*s)) dup2(s->original, s->fd);
       close(s->read_end);
       close(s->original);
-      atfork_target->state_ = nullptr;
+      target->state_.store(nullptr);
     });
   }
   return true;
@@ -166,12 +186,24 @@ bool StderrPipe::start(StderrSink sink, std::string& error) {
 
 void StderrPipe::restore_process_fd_in_signal_handler() {
   StderrPipe* pipe = process_pipe.load(std::memory_order_acquire);
-  State* state = pipe != nullptr ? pipe->state_ : nullptr;
-  if (state != nullptr && still_ours(*state)) dup2(state->original, state->fd);
+  State* state = pipe != nullptr ? pipe->state_.load() : nullptr;
+  if (state == nullptr || !still_ours(*state)) return;
+  // The reader may never run again: once it has forwarded the chunk in its hands (a short wait), what is in the pipe
+  // goes out from here (read(), write(), nanosleep() and clock_gettime() are async-signal-safe; the read end does not
+  // block), then the fd is given back.
+  for (int64_t deadline = now_ms() + 200; state->busy.load() && now_ms() < deadline;) sleep_ms(1);
+  char bytes[4096];
+  for (int rounds = 0; rounds < 256; ++rounds) {
+    ssize_t n = ::read(state->read_end, bytes, sizeof bytes);
+    if (n <= 0) break;
+    write_all(state->original, bytes, static_cast<size_t>(n));
+  }
+  dup2(state->original, state->fd);
 }
 
 bool StderrPipe::catch_up(int timeout_ms) {
-  State* state = state_;
+  std::lock_guard lock(mutex_);
+  State* state = state_.load();
   if (state == nullptr) return true;
   int64_t deadline = now_ms() + timeout_ms;
   for (;;) {
@@ -183,26 +215,21 @@ bool StderrPipe::catch_up(int timeout_ms) {
   }
 }
 
-void StderrPipe::stop(int timeout_ms) {
-  State* state = state_;
+void StderrPipe::stop(int drain_ms, int eof_ms) {
+  catch_up(drain_ms);  // what was written before goes out before what is written after
+  std::lock_guard lock(mutex_);
+  State* state = state_.exchange(nullptr);
   if (state == nullptr) return;
-  int64_t deadline = now_ms() + timeout_ms;
-  catch_up(timeout_ms);  // what was written before goes out before what is written after
-  state_ = nullptr;
-  if (!still_ours(*state)) {
-    // Someone else has put their own file on the fd since: theirs stays. Our pipe's write end is closed with it.
-  } else {
-    dup2(state->original, state->fd);
-  }
-  while (!state->finished.load() && now_ms() < deadline) sleep_ms(1);
-  if (!state->finished.load()) {
-    pthread_detach(state->reader);  // a forked child still writes into the pipe: keep forwarding for it
+  // Someone else may have put their own file on the fd since: theirs stays (our pipe's write end went with it).
+  if (still_ours(*state)) dup2(state->original, state->fd);
+  if (!waiting_ended(*state, now_ms() + eof_ms)) {
+    pthread_detach(state->reader);  // a child still writes into the pipe: keep forwarding for it
     return;
   }
   pthread_join(state->reader, nullptr);
   close(state->read_end);
   close(state->original);
-  delete state;
+  // The state itself is kept: a signal handler that loaded it before the exchange above may still read it.
 }
 
 }  // namespace firstassert

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -99,7 +100,7 @@ TEST(StderrPipe, EveryWriteIsForwardedAtOnceUnchangedAndFed) {
   }
   EXPECT_EQ(screen.take(), written);
   EXPECT_EQ(fed_so_far(), written);
-  pipe.stop(1000);
+  pipe.stop(1000, 1000);
 }
 
 TEST(StderrPipe, MoreThanThePipeHoldsIsNotLostNorReordered) {
@@ -127,7 +128,7 @@ TEST(StderrPipe, MoreThanThePipeHoldsIsNotLostNorReordered) {
   EXPECT_TRUE(seen == written) << "what the user read differs from what was written";
   ASSERT_TRUE(pipe.catch_up(2000));
   EXPECT_TRUE(fed_so_far() == written) << "what the parser was fed differs from what was written";
-  pipe.stop(1000);
+  pipe.stop(1000, 1000);
 }
 
 TEST(StderrPipe, StopDrainsThenRestoresTheFd) {
@@ -138,7 +139,7 @@ TEST(StderrPipe, StopDrainsThenRestoresTheFd) {
   ASSERT_TRUE(pipe.start(collect, error)) << error;
   ASSERT_TRUE(pipe.running());
   write_text(screen.tapped(), "written through the pipe\n");
-  pipe.stop(1000);
+  pipe.stop(1000, 1000);
   EXPECT_FALSE(pipe.running());
   EXPECT_EQ(identity(screen.tapped()), before) << "the fd is what it was before the tap";
   write_text(screen.tapped(), "written after the stop\n");
@@ -148,7 +149,7 @@ TEST(StderrPipe, StopDrainsThenRestoresTheFd) {
   // It can be started again.
   ASSERT_TRUE(pipe.start(collect, error)) << error;
   write_text(screen.tapped(), "again\n");
-  pipe.stop(1000);
+  pipe.stop(1000, 1000);
   EXPECT_EQ(screen.take(), "again\n");
   EXPECT_EQ(identity(screen.tapped()), before);
 }
@@ -163,7 +164,7 @@ TEST(StderrPipe, AFileSomeoneElsePutOnTheFdSinceStaysThere) {
   ASSERT_GE(theirs, 0);
   unlink(path);
   ASSERT_GE(dup2(theirs, screen.tapped()), 0);
-  pipe.stop(1000);
+  pipe.stop(1000, 1000);
   EXPECT_EQ(identity(screen.tapped()), identity(theirs));
   close(theirs);
 }
@@ -186,7 +187,7 @@ TEST(StderrPipe, AForkedChildWritesStraightToWhatTheFdWas) {
     int status = 0;
     waitpid(grandchild, &status, 0);
     write_text(STDERR_FILENO, "parent still piped\n");
-    StderrPipe::process().stop(1000);
+    StderrPipe::process().stop(1000, 1000);
     _exit(WIFEXITED(status) && WEXITSTATUS(status) == 0 && fed_so_far() == "parent still piped\n" ? 0 : 4);
   }
   int status = 0;
@@ -194,6 +195,48 @@ TEST(StderrPipe, AForkedChildWritesStraightToWhatTheFdWas) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
   EXPECT_EQ(screen.take(), "parent still piped\n");
+}
+
+TEST(StderrPipe, AClosedFdIsRefusedNotTapped) {
+  int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  close(fd);  // a descriptor number with nothing behind it, as a job started with 2>&- has
+  StderrPipe pipe(fd);
+  std::string error;
+  EXPECT_FALSE(pipe.start(collect, error));
+  EXPECT_NE(error.find("closed"), std::string::npos) << error;
+  EXPECT_EQ(fcntl(fd, F_GETFD), -1) << "the pipe must not have taken the free number";
+}
+
+void drain_and_die(int) {
+  StderrPipe::restore_process_fd_in_signal_handler();
+  signal(SIGABRT, SIG_DFL);
+  raise(SIGABRT);
+}
+
+// A process that dies of a signal right after writing (std::terminate's what(), then abort) still delivers every
+// byte: the handler forwards what the pipe holds before the process goes. Repeated, since the reader racing the
+// handler is where bytes would be lost.
+TEST(StderrPipe, AFatalSignalsHandlerDeliversWhatThePipeHeld) {
+  for (int round = 0; round < 20; ++round) {
+    Screen screen;
+    std::string last_words;
+    for (int i = 0; i < 300; ++i) last_words += "terminate called: what(): CUDA error " + std::to_string(i) + "\n";
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      dup2(screen.write_end(), STDERR_FILENO);
+      std::string error;
+      if (!StderrPipe::process().start(collect, error)) _exit(2);
+      signal(SIGABRT, drain_and_die);
+      write_text(STDERR_FILENO, last_words);
+      abort();
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT) << status;
+    EXPECT_EQ(screen.take(), last_words) << "round " << round;
+  }
 }
 
 }  // namespace
