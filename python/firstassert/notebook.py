@@ -19,7 +19,7 @@ import textwrap
 from . import cells, library
 from ._output import say
 from .reports import default_dir, read_report
-from .show import (kernel_label, launch_line, device_text, first_error_text, launching_frame, show)
+from .show import (device_text, first_error_text, kernel_label, launch_line, launching_frame, refused_text, show)
 
 RESTART = ("every CUDA call in this kernel fails until it restarts (Jupyter: Kernel > Restart; "
            "Colab: Runtime > Restart session)")
@@ -62,6 +62,11 @@ class CellWatch:
         this_cell = "In[%s]" % getattr(result, "execution_count", "?")
         culprit = report.get("culprit") or {}
         frame = launching_frame(culprit)
+        if not (report.get("first_error") or {}).get("sticky"):
+            # A launch the API refused (a bad configuration): it failed alone, and CUDA still works.
+            _display(refused_rows(report, names, path), "a kernel launch was refused",
+                     "CUDA still works in this kernel: fix the launch and run the cell again")
+            return
         if self.first is None:
             self.first = {"cell": this_cell, "kernel": kernel_label(culprit) if culprit else None,
                           "where": cells.where(frame, names) if frame else None}
@@ -91,6 +96,22 @@ def first_error_rows(report, names, path):
                      "none for this kernel and error"))
     else:
         rows.append(("kernel", "not known (no launch recorded before the error)"))
+    rows.append(("report", path))
+    return rows
+
+
+def refused_rows(report, names, path):
+    rows = []
+    for error in (report.get("launch_errors") or [])[:3]:
+        rows.append(("refused", refused_text(error)))
+    culprit = report.get("culprit") or {}
+    frame = launching_frame(culprit)
+    if frame:
+        text = cells.source_line(frame, names)
+        rows.append(("launched at", cells.where(frame, names) + ("  ->  " + text if text else "")))
+    hint = culprit.get("hint")
+    if hint:
+        rows.append(("hint", "%s. %s" % (hint.get("title", ""), hint.get("text", ""))))
     rows.append(("report", path))
     return rows
 

@@ -140,6 +140,11 @@ def kernel_label(launch):
     return _short_name(launch.get("kernel") or launch.get("mangled"))
 
 
+def refused_text(error):
+    """A launch the API refused: its kernel, configuration and error."""
+    return "%s %s: %s (%s)" % (kernel_label(error), launch_line(error), error.get("name", "?"), error.get("code", "?"))
+
+
 def first_error_text(first):
     return "%s (%s) %s, reported by %s on thread %s" % (
         first.get("name", "?"), first.get("code", "?"), first.get("description", ""), first.get("api", "?"),
@@ -264,8 +269,7 @@ def show(report=_NEWEST, native_frames=8, file=None):
         line("candidates", "%d other launch(es) not known to have completed: %s" % (
             len(others), ", ".join(kernel_label(c) for c in others[:5]) + (" ..." if len(others) > 5 else "")))
     for error in report.get("launch_errors") or []:
-        line("refused", "%s %s: %s (%s)" % (kernel_label(error), launch_line(error), error.get("name", "?"),
-                                            error.get("code", "?")))
+        line("refused", refused_text(error))
     secondary = report.get("secondary") or {}
     count = secondary.get("count", 0)
     line("secondary", "%s later error(s) caused by the first%s%s" % (

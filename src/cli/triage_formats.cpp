@@ -41,10 +41,15 @@ std::string joined(const json& value) {
 // IPython's traceback entries (coloured) as the Python traceback the scanner reads: the frames (IPython names them
 // "Cell In[3], line 6" and "File /x.py:50, in f"), then the exception and its message.
 void feed_error(Scanner& scanner, const json& output) {
-  std::string ename = output.value("ename", ""), evalue = output.value("evalue", "");
+  auto text_of = [&](const char* key) {
+    auto it = output.find(key);
+    return it != output.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  std::string ename = text_of("ename"), evalue = text_of("evalue");
   scanner.line("Traceback (most recent call last):", false);
   std::string scratch;
-  for (const json& entry : output.value("traceback", json::array())) {
+  const json traceback = output.contains("traceback") && output["traceback"].is_array() ? output["traceback"] : json::array();
+  for (const json& entry : traceback) {
     if (!entry.is_string()) continue;
     std::string plain(strip_ansi(entry.get<std::string>(), scratch));
     std::string_view text = plain;
@@ -71,44 +76,89 @@ bool looks_like_notebook(std::string_view name, std::string_view start) {
          start.find("\"nbformat") != std::string_view::npos;
 }
 
-bool scan_notebook(std::istream& in, Scanner& scanner, std::string& error) {
-  std::string text;
-  text.resize(static_cast<size_t>(kMaxNotebookBytes) + 1);
-  in.read(text.data(), kMaxNotebookBytes + 1);
-  text.resize(static_cast<size_t>(in.gcount()));
+namespace {
+
+std::string string_of(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// A notebook's text whole, growing as it is read: at most kMaxNotebookBytes, else false.
+bool read_whole(std::istream& in, std::string& text, std::string& error) {
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+    if (static_cast<std::streamsize>(text.size()) > kMaxNotebookBytes) {
+      error = "a notebook over 512 MiB is not read whole (save its outputs as text: jupyter nbconvert --to script, "
+              "or copy them into a file)";
+      return false;
+    }
+  }
   if (in.bad()) {
     error = "read error";
     return false;
   }
-  if (static_cast<std::streamsize>(text.size()) > kMaxNotebookBytes) {
-    error = "a notebook over 512 MiB is not read whole (save its outputs as text: jupyter nbconvert --to script, "
-            "or copy them into a file)";
-    return false;
-  }
-  json notebook = json::parse(text, nullptr, false);
-  text.clear();
-  text.shrink_to_fit();
-  if (notebook.is_discarded() || !notebook.is_object() || !notebook.contains("cells") || !notebook["cells"].is_array()) {
-    error = "not a notebook (no JSON object with \"cells\"); read it as a plain log by another name";
-    return false;
-  }
+  return true;
+}
+
+void feed_cells(const json& notebook, Scanner& scanner) {
   uint32_t number = 0;
   for (const json& cell : notebook["cells"]) {
     ++number;
-    if (!cell.is_object()) continue;
+    if (!cell.is_object() || !cell.contains("outputs") || !cell["outputs"].is_array()) continue;
     scanner.set_cell(number);
-    for (const json& output : cell.value("outputs", json::array())) {
+    // ipykernel splits a stream where it flushed, not where lines end: a stream's unfinished line goes on in its
+    // next output.
+    std::string open_line[2];  // stdout, stderr
+    auto flush = [&](std::string& pending) {
+      if (!pending.empty()) feed_text(scanner, pending);
+      pending.clear();
+    };
+    for (const json& output : cell["outputs"]) {
       if (!output.is_object()) continue;
-      std::string type = output.value("output_type", "");
+      std::string type = string_of(output, "output_type");
       if (type == "stream") {
-        feed_text(scanner, joined(output.value("text", json())));
+        std::string& pending = open_line[string_of(output, "name") == "stderr" ? 1 : 0];
+        pending += joined(output.contains("text") ? output["text"] : json());
+        size_t last_newline = pending.rfind('\n');
+        if (last_newline != std::string::npos) {
+          feed_text(scanner, std::string_view(pending).substr(0, last_newline + 1));
+          pending.erase(0, last_newline + 1);
+        }
       } else if (type == "error") {
+        flush(open_line[0]);
+        flush(open_line[1]);
         feed_error(scanner, output);
       }
     }
+    flush(open_line[0]);
+    flush(open_line[1]);
   }
   scanner.set_cell(0);
-  return true;
+}
+
+}  // namespace
+
+bool scan_notebook(std::istream& in, Scanner& scanner, std::string& error) {
+  std::string text;
+  bool read = read_whole(in, text, error);
+  json notebook = read ? json::parse(text, nullptr, false) : json();
+  text = std::string();
+  if (read && (notebook.is_discarded() || !notebook.is_object() || !notebook.contains("cells") ||
+               !notebook["cells"].is_array())) {
+    error = "not a notebook (no JSON object with \"cells\"); read it as a plain log by another name";
+    read = false;
+  }
+  if (read) {
+    try {
+      feed_cells(notebook, scanner);
+    } catch (const std::exception& e) {  // a value of an unexpected type: what was fed before it still counts
+      error = std::string("a cell's output is not as nbformat writes it (") + e.what() + "); the cells before it were read";
+      read = false;
+    }
+  }
+  scanner.end_log(false);
+  return read;
 }
 
 void feed_log_line(Scanner& scanner, std::string_view raw, bool cut) {

@@ -14,8 +14,8 @@ namespace firstassert::cli::triage {
 // Whether a log's name or first bytes say it is a notebook.
 bool looks_like_notebook(std::string_view name, std::string_view start);
 
-// The outputs of a notebook's cells, fed to the scanner (which has begun the log). False, with a one-line reason in
-// error, when the input is not a notebook it can read; lines fed before that still count.
+// The outputs of a notebook's cells, fed to the scanner (which has begun the log; this ends it). False, with a
+// one-line reason in error, when the input is not a notebook it can read; lines fed before that still count.
 bool scan_notebook(std::istream& in, Scanner& scanner, std::string& error);
 
 // One line of a log: a JSON record's message (its lines, one by one), or the line itself.

@@ -201,7 +201,9 @@ void write_limits(const Findings& f, std::ostream& out) {
 }  // namespace
 
 std::optional<Hint> group_hint(const AssertGroup& g) {
-  if (g.flags & kMessageConditionCut) return std::nullopt;
+  // A condition cut off is no condition: the kernel's name may still say what its checks are about (as for a launch
+  // the shim recorded without the device's line).
+  if (g.flags & kMessageConditionCut) return find_hint({{}, g.function, g.file, kAssertCode});
   return find_hint({g.condition, g.function, g.file, kAssertCode});
 }
 
@@ -241,8 +243,8 @@ std::vector<Doubt> doubts(const Findings& f) {
                                         "once): their fields that were not intact are left out"});
   if (f.cut_conditions > 0)
     out.push_back({"cut-conditions", plural(f.cut_conditions, "assertion line ends", "assertion lines end") +
-                                         " inside its condition: what is shown is what the log holds, and no hint is "
-                                         "matched on it"});
+                                         " inside its condition: what is shown is what the log holds, and a hint can "
+                                         "only come from the kernel's name"});
   for (size_t i = 0; i < f.logs.size(); ++i) {
     if (f.logs[i].unterminated)
       out.push_back({"log-cut", log_name(f, i) + " ends in the middle of a line: the log was cut (a killed job, a "

@@ -21,7 +21,7 @@ struct Doubt {
 };
 std::vector<Doubt> doubts(const Findings& f);
 
-// A group's hint (none for a condition cut off), and the summary's: the first assertion's, else the first
+// A group's hint (for a condition cut off, by the kernel's name only), and the summary's: the first assertion's, else the first
 // traceback's CUDA error's.
 std::optional<Hint> group_hint(const AssertGroup& g);
 std::optional<Hint> summary_hint(const Findings& f);

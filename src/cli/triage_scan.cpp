@@ -162,8 +162,10 @@ bool strip_level(std::string_view& s) {
   for (std::string_view level : {"DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL"}) {
     if (!s.starts_with(level) || s.size() <= level.size()) continue;
     std::string_view rest = s.substr(level.size());
-    if (rest.starts_with(":") && rest.find(':', 1) != std::string_view::npos && rest.find(':', 1) < 40) {
-      rest.remove_prefix(rest.find(':', 1) + 1);  // ERROR:root:
+    size_t logger_end = rest.starts_with(":") ? rest.find(':', 1) : std::string_view::npos;
+    std::string_view logger = logger_end == std::string_view::npos ? std::string_view() : rest.substr(1, logger_end - 1);
+    if (!logger.empty() && logger_end < 40 && logger.find_first_of(" \t/\\") == std::string_view::npos) {
+      rest.remove_prefix(logger_end + 1);  // ERROR:root: (a logger's name, never a path or words)
     } else if (rest.starts_with(' ')) {
       rest = ltrim(rest);
       // vLLM: a month-day date and a time, then the source location in brackets.
@@ -243,6 +245,7 @@ void Scanner::begin_log(std::string name) {
   findings_.logs.push_back(LogInfo{std::move(name)});
   position_ = Position{findings_.logs.size() - 1, 0};
   pending_.clear();
+  wrapped_.reset();  // the previous log's (its end_log has flushed it)
   previous_[0].usable = previous_[1].usable = false;
 }
 
@@ -305,9 +308,7 @@ std::string joined(std::string_view first, size_t first_width, std::string_view 
 // taken: a record left incomplete by a cut log must not swallow the lines after it.
 bool continues_record(std::string_view pending, std::string_view text) {
   size_t own = find_device_assert_signature(text);
-  size_t last_signature = find_device_assert_signature(pending);
-  for (size_t next = last_signature; next != std::string_view::npos; next = find_device_assert_signature(pending, next + 1))
-    last_signature = next;
+  size_t last_signature = find_last_device_assert_signature(pending);
   bool needs_assertion = pending.find("Assertion `", last_signature == std::string_view::npos ? 0 : last_signature) ==
                          std::string_view::npos;
   size_t wanted = text.find(needs_assertion ? "Assertion `" : "` failed");
@@ -363,7 +364,7 @@ bool Scanner::on_assertion_text(std::string_view text, int rank, size_t width) {
       return take_assertions(whole, rank, start.at, back + 1);
     }
   }
-  if (device_assert_incomplete(text) && text.size() <= kMaxKeptBytes) {
+  if (text.size() <= kMaxKeptBytes && device_assert_incomplete(text)) {
     wrapped_ = Wrapped{std::string(text), rank, position_, width, 1};
     return true;
   }

@@ -11,6 +11,8 @@ constexpr std::string_view kAssertion = "Assertion `";
 constexpr std::string_view kFailed = "` failed";
 constexpr size_t kMaxRecords = 32;      // per line: more is not a driver's output
 constexpr size_t kMaxLinkedLine = 4096;  // a line with markdown links is rewritten into a buffer of this size
+constexpr size_t kMaxPath = 1024;        // longer is not a source path
+constexpr size_t kMaxHead = 8192;        // what a record's head is read from: the text just before its signature
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
@@ -123,7 +125,7 @@ bool has_extension(std::string_view token) {
 
 // A device source path as the compiler wrote it: one word with a source file's extension, or Triton's "unknown".
 bool path_like(std::string_view token) {
-  if (token.empty() || token.size() > 1024) return false;
+  if (token.empty() || token.size() > kMaxPath) return false;
   if (token == "unknown") return true;
   for (char c : token) {
     if (c == '`' || c == '[' || c == ']' || c == '|' || c == '"' || c == '\'' || static_cast<unsigned char>(c) < 0x20)
@@ -136,7 +138,8 @@ bool path_like(std::string_view token) {
 // what a log glued onto it ("2.3../aten/..." keeps "../aten/..."); a Windows path may hold blanks after its drive.
 size_t path_start(std::string_view head, size_t end) {
   size_t start = end;
-  while (start > 0 && !is_space(head[start - 1]) &&
+  size_t limit = end > kMaxPath ? end - kMaxPath : 0;  // no path is longer: the scan stays linear in the head
+  while (start > limit && !is_space(head[start - 1]) &&
          std::string_view("`([{\"'<>|]").find(head[start - 1]) == std::string_view::npos)
     --start;
   std::string_view token = head.substr(start, end - start);
@@ -205,6 +208,7 @@ Location find_location(std::string_view text) {
 
 // "<file>:<line>: <function>: " or "<file>:<line>: " before the signature.
 void parse_head(std::string_view head, DeviceMessage& m) {
+  if (head.size() > kMaxHead) head.remove_prefix(head.size() - kMaxHead);
   head = trim(head);
   if (head.ends_with(':')) head.remove_suffix(1);
   head = trim(head);
@@ -267,8 +271,13 @@ std::string_view without_links(std::string_view line, char (&buffer)[kMaxLinkedL
       size_t close = line.find("](", i);
       size_t end = close == std::string_view::npos ? close : line.find(')', close + 2);
       std::string_view text = close == std::string_view::npos ? std::string_view() : line.substr(i + 1, close - i - 1);
-      if (end != std::string_view::npos && text.find_first_of("[]") == std::string_view::npos &&
-          line.substr(close + 2, end - close - 2).find_first_of(" \t") == std::string_view::npos) {
+      std::string_view target = end == std::string_view::npos ? std::string_view()
+                                                              : line.substr(close + 2, end - close - 2);
+      // Only a link a renderer made: a URL or a file target ("f[0](i)" in a condition is code, not a link).
+      bool link = target.find("://") != std::string_view::npos || target.starts_with("file:") ||
+                  target.find("#line=") != std::string_view::npos || target.find("#L") != std::string_view::npos;
+      if (end != std::string_view::npos && link && text.find_first_of("[]") == std::string_view::npos &&
+          target.find_first_of(" \t") == std::string_view::npos) {
         std::memcpy(buffer + used, text.data(), text.size());
         used += text.size();
         i = end + 1;
@@ -288,11 +297,28 @@ size_t find_device_assert_signature(std::string_view line, size_t from) {
   return best;
 }
 
+namespace {
+
+size_t parse_records(std::string_view line, DeviceMessage* out, size_t capacity);
+
+// A line a renderer put links in is rewritten first; the buffer is on this frame only, off the common path (the live
+// shim parses inside the program's writes, perhaps on a signal's small stack).
+__attribute__((noinline)) size_t parse_linked(std::string_view raw, DeviceMessage* out, size_t capacity) {
+  char buffer[kMaxLinkedLine];
+  return parse_records(without_links(raw, buffer), out, capacity);
+}
+
+}  // namespace
+
 size_t parse_device_asserts(std::string_view raw, DeviceMessage* out, size_t capacity) {
   if (raw.find(kAssertion) == std::string_view::npos) return 0;
-  char buffer[kMaxLinkedLine];
-  std::string_view line = without_links(raw, buffer);
+  if (raw.find("](") != std::string_view::npos && raw.size() <= kMaxLinkedLine) return parse_linked(raw, out, capacity);
+  return parse_records(raw, out, capacity);
+}
 
+namespace {
+
+size_t parse_records(std::string_view line, DeviceMessage* out, size_t capacity) {
   // The records: each "Assertion `" with a signature before it (one inside a condition has none).
   struct Found {
     size_t assertion;
@@ -344,18 +370,25 @@ size_t parse_device_asserts(std::string_view raw, DeviceMessage* out, size_t cap
   return n;
 }
 
+}  // namespace
+
+size_t find_last_device_assert_signature(std::string_view line) {
+  size_t block = line.rfind("block: ["), global = line.rfind("global id: [");
+  if (block == std::string_view::npos) return global;
+  if (global == std::string_view::npos) return block;
+  return std::max(block, global);
+}
+
 bool device_assert_incomplete(std::string_view text) {
-  size_t signature = find_device_assert_signature(text);
-  if (signature == std::string_view::npos) return false;
-  size_t last = signature;
-  for (size_t next = signature; next != std::string_view::npos; next = find_device_assert_signature(text, next + 1))
-    last = next;
+  size_t last = find_last_device_assert_signature(text);
+  if (last == std::string_view::npos) return false;
   size_t assertion = text.find(kAssertion, last);
   if (assertion == std::string_view::npos) return true;
   return text.find(kFailed, assertion + kAssertion.size()) == std::string_view::npos;
 }
 
 bool ends_like_device_assert_head(std::string_view text) {
+  if (text.size() > kMaxHead) text.remove_prefix(text.size() - kMaxHead);
   text = trim(text);
   if (text.empty() || find_device_assert_signature(text) != std::string_view::npos) return false;
   if (text.ends_with(':')) text.remove_suffix(1);

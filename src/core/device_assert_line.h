@@ -51,6 +51,8 @@ bool parse_device_assert(std::string_view line, DeviceMessage& out);
 // Where a record's text would begin in the line: the first byte of its signature ("block: [" or "global id: [")
 // when it has one after `from`, else npos. For a reader that joins a record wrapped onto several lines.
 size_t find_device_assert_signature(std::string_view line, size_t from = 0);
+// The last one in the line, or npos.
+size_t find_last_device_assert_signature(std::string_view line);
 
 // For a reader that joins a record wrapped onto several lines: whether text ends before its record does (a signature
 // without its "Assertion `", or a condition without its "` failed"), and whether text ends with what only begins a

@@ -10,6 +10,8 @@ namespace {
 
 using nlohmann::json;
 
+constexpr int kDeviceAssertCode = 710;  // cudaErrorAssert
+
 const json& table() {
   static const json* parsed = [] {
     json j = json::parse(kHintsJson, nullptr, false);
@@ -69,8 +71,12 @@ std::optional<Hint> find_hint(const HintQuery& q) {
     }
     return std::nullopt;
   }
-  for (const json& h : hints) {
-    if (any_in(h.value("kernels", json::array()), q.function)) return make(h);
+  // A kernel's name tells what its device-side checks are about; a launch the API refused (9, 209, 701) says
+  // nothing of the kernel's data, whatever its name.
+  if (q.code == kDeviceAssertCode || q.code == 0) {
+    for (const json& h : hints) {
+      if (any_in(h.value("kernels", json::array()), q.function)) return make(h);
+    }
   }
   for (const json& h : hints) {
     for (const json& c : h.value("codes", json::array())) {

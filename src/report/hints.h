@@ -26,7 +26,8 @@ struct HintQuery {
 // A known condition decides alone: the first entry with an "asserts" alternative whose condition is the same
 // (blanks aside) or starts with one of its prefixes, and whose "functions" and "files" (when it has them) are in the
 // query's function and file. A condition no entry knows gets no hint: a wrong hint is worse than none. Without a
-// condition, the first entry whose "kernels" is in the function, else whose "codes" has the code.
+// condition, for a device-side assert (710, or no code), the first entry whose "kernels" is in the function; then
+// the first whose "codes" has the code.
 std::optional<Hint> find_hint(const HintQuery& query);
 
 // The hint for a launch the shim recorded: by the device's line that matched it (message, or nullptr), else by the

@@ -313,6 +313,8 @@ TEST(Prefixes, LaunchersAndLogServers) {
   check("[2026-03-02 08:15:42] k.cu:1: x", "k.cu:1: x", triage::kNoRank);
   check("15: [2026-03-02 08:15:42] INFO 03-02 08:15:42 [x.py:1] k.cu:1: x", "k.cu:1: x", 15);
   check("ERROR: cannot open file", "ERROR: cannot open file", triage::kNoRank);
+  check("ERROR: ../aten/k.cu:1: x", "ERROR: ../aten/k.cu:1: x", triage::kNoRank);  // the path is the text's
+  check("ERROR:/src/k.cu:1: x", "ERROR:/src/k.cu:1: x", triage::kNoRank);
   check("(not a prefix) text", "(not a prefix) text", triage::kNoRank);
   check("[1,3]<stderr>:k.cu:1: x", "k.cu:1: x", 3);  // mpirun --tag-output: job 1, rank 3
   check("[1,3]<stdout>:step 4", "step 4", 3);

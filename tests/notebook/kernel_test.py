@@ -274,6 +274,23 @@ class InAKernel(KernelTestCase):
             kernel.kill_and_restart()
             self.check_shown_after_restart(kernel, report_path, final=False)
 
+    def test_a_refused_launch_is_not_told_to_restart_and_the_assert_after_it_is_the_first(self):
+        with Kernel(self.workdir, kernel_env()) as kernel:
+            kernel.run("%load_ext firstassert")
+            kernel.run(SETUP.format(demo=DEMO_DIR, sim=SIM_DIR))
+            refused = kernel.run("cuda.check(cuda.rt.cudaLaunchKernel(nll_loss, one, train.dim3(2048, 1, 1), args, 0, "
+                                 "None))")
+            detail = self.detail(kernel, refused)
+            self.assertIn("invalid configuration argument", error_of(refused).evalue, detail)
+            shown = unwrapped(text_of(refused, "text/plain"))
+            self.assertIn("a kernel launch was refused", shown, detail)
+            self.assertIn("cudaErrorInvalidConfiguration (9)", shown, detail)
+            self.assertIn("CUDA still works in this kernel", shown, detail)
+            self.assertNotIn(RESTART_ADVICE, shown, detail)
+            failing = kernel.run(TRAIN)
+            self.assertIn("the first CUDA error of this kernel", text_of(failing, "text/plain"),
+                          self.detail(kernel, failing))
+
     def test_preloaded_kernel_that_ran_cuda_before_enable_writes_where_enable_says(self):
         # A kernel started under the preload (a cluster's Jupyter launched by `firstassert run`), with CUDA already
         # running when the user calls enable(report_dir=...): the report goes there.

@@ -186,7 +186,10 @@ TEST(Hints, WithoutAConditionTheKernelThenTheCode) {
                                   "unsigned int, 2, 2, -2, true>(at::cuda::detail::TensorInfo<float, unsigned int>)",
                              {}, 710})),
             "index-select-out-of-range");
-  EXPECT_EQ(id_of(find_hint({{}, "ctc_loss_log_alpha_gpu_kernel", {}, 209})), "ctc-loss");
+  EXPECT_EQ(id_of(find_hint({{}, "ctc_loss_log_alpha_gpu_kernel", {}, 710})), "ctc-loss");
+  // A refused launch is about its configuration or its binary, not about the kernel's data.
+  EXPECT_EQ(id_of(find_hint({{}, "ctc_loss_log_alpha_gpu_kernel", {}, 209})), "no-kernel-image");
+  EXPECT_EQ(id_of(find_hint({{}, "nll_loss_forward_reduce_cuda_kernel_2d", {}, 9})), "too-many-threads");
   EXPECT_EQ(id_of(find_hint({{}, "my_kernel(float*)", {}, 9})), "too-many-threads");
   EXPECT_EQ(id_of(find_hint({{}, "my_kernel(float*)", {}, 209})), "no-kernel-image");
   EXPECT_EQ(id_of(find_hint({{}, "my_kernel(float*)", {}, 701})), "out-of-resources");
