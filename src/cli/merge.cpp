@@ -85,15 +85,7 @@ int merge_command(const Args& args, std::ostream& out, std::ostream& err) {
   app.add_flag("--json", as_json);
   app.add_option("--skew", skew);
   app.add_option("dirs", dirs);
-  ParseOutcome parsed = parse_arguments(app, args);
-  if (parsed.help) {
-    out << kUsage;
-    return 0;
-  }
-  if (!parsed.error.empty()) {
-    err << "firstassert merge: " << parsed.error << " (see firstassert merge --help)\n";
-    return kBadInput;
-  }
+  if (std::optional<int> status = answer_parse(parse_arguments(app, args), "merge", kUsage, out, err)) return *status;
   char* end = nullptr;
   skew_seconds = std::strtod(skew.c_str(), &end);
   if (skew.empty() || *end != '\0' || !std::isfinite(skew_seconds) || skew_seconds < 0) {

@@ -20,4 +20,17 @@ ParseOutcome parse_arguments(CLI::App& app, const Args& args) {
   return outcome;
 }
 
+std::optional<int> answer_parse(const ParseOutcome& outcome, const char* command, const char* usage, std::ostream& out,
+                                std::ostream& err) {
+  if (outcome.help) {
+    out << usage;
+    return 0;
+  }
+  if (!outcome.error.empty()) {
+    err << "firstassert " << command << ": " << outcome.error << " (see firstassert " << command << " --help)\n";
+    return kBadInput;
+  }
+  return std::nullopt;
+}
+
 }  // namespace firstassert::cli

@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
+#include <ostream>
 #include <string>
 
 #include "commands.h"
@@ -17,5 +19,10 @@ struct ParseOutcome {
 
 // Adds -h/--help to app, then parses args (in their order). Throws nothing.
 ParseOutcome parse_arguments(CLI::App& app, const Args& args);
+
+// What a command does with the outcome: the usage on out for --help (0), one line on err for bad arguments
+// ("firstassert COMMAND: what was wrong (see firstassert COMMAND --help)", kBadInput), else nothing (nullopt).
+std::optional<int> answer_parse(const ParseOutcome& outcome, const char* command, const char* usage, std::ostream& out,
+                                std::ostream& err);
 
 }  // namespace firstassert::cli

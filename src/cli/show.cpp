@@ -190,15 +190,7 @@ int show_command(const Args& args, std::ostream& out, std::ostream& err) {
   app.add_flag("--json", as_json);
   app.add_option("--color", color);
   app.add_option("target", targets);
-  ParseOutcome parsed = parse_arguments(app, args);
-  if (parsed.help) {
-    out << kUsage;
-    return 0;
-  }
-  if (!parsed.error.empty()) {
-    err << "firstassert show: " << parsed.error << " (see firstassert show --help)\n";
-    return kBadInput;
-  }
+  if (std::optional<int> status = answer_parse(parse_arguments(app, args), "show", kUsage, out, err)) return *status;
   if (color != "auto" && color != "always" && color != "never") {
     err << "firstassert show: --color must be auto, always or never, not '" << color << "'\n";
     return kBadInput;

@@ -36,23 +36,9 @@ constexpr const char* kUsage =
     "the arguments are wrong (the other logs are still read).\n";
 
 struct Options {
-  bool help = false;
   bool json = false;
   std::vector<std::string> logs;
-  std::string error;  // set when the arguments are wrong
 };
-
-Options parse_options(const Args& args) {
-  Options o;
-  CLI::App app;
-  app.add_flag("--json", o.json);
-  app.add_option("logs", o.logs);
-  ParseOutcome parsed = parse_arguments(app, args);
-  o.help = parsed.help;
-  o.error = parsed.error;
-  if (o.error.empty() && !o.help && o.logs.empty()) o.error = "no log given";
-  return o;
-}
 
 // Feeds one stream to the scanner; false on a read error (what was read before it still counts).
 bool scan_stream(std::istream& in, triage::Scanner& scanner) {
@@ -111,15 +97,13 @@ bool scan_log(const std::string& name, triage::Scanner& scanner, std::ostream& e
 }  // namespace
 
 int triage_command(const Args& args, std::ostream& out, std::ostream& err) {
-  Options options = parse_options(args);
-  if (!options.error.empty()) {
-    err << "firstassert triage: " << options.error << " (see firstassert triage --help)\n";
-    return kBadInput;
-  }
-  if (options.help) {
-    out << kUsage;
-    return 0;
-  }
+  Options options;
+  CLI::App app;
+  app.add_flag("--json", options.json);
+  app.add_option("logs", options.logs);
+  ParseOutcome parsed = parse_arguments(app, args);
+  if (parsed.error.empty() && !parsed.help && options.logs.empty()) parsed.error = "no log given";
+  if (std::optional<int> status = answer_parse(parsed, "triage", kUsage, out, err)) return *status;
   triage::Scanner scanner;
   bool all_read = true;
   for (const std::string& log : options.logs) all_read = scan_log(log, scanner, err) && all_read;

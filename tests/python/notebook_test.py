@@ -49,6 +49,23 @@ def launch_nll_loss(cudart, kernels, loss, weight_sum, logits, labels):
     return cudart.cudaLaunchKernel(stub, dim3(1, 1, 1), dim3(32, 1, 1), argv, 0, None)  # LAUNCH_LINE
 
 
+def assert_in_nll_loss(kernels, cudart):
+    """The job's one step: a batch with a label out of range, nll_loss launched, then a sync. (launch, sync) codes."""
+    kernels.simkernels_host_stub.restype = ctypes.c_void_p
+    cudart.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+    cudart.cudaMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    cudart.cudaLaunchKernel.argtypes = [ctypes.c_void_p, dim3, dim3, ctypes.POINTER(ctypes.c_void_p),
+                                        ctypes.c_size_t, ctypes.c_void_p]
+    tensors = []
+    for nbytes in (4, 4, 64, 32):
+        p = ctypes.c_void_p()
+        cudart.cudaMalloc(ctypes.byref(p), nbytes)
+        tensors.append(p)
+    labels = (ctypes.c_long * 4)(0, 1, 9, 2)  # 9: out of [0, 4)
+    cudart.cudaMemcpy(tensors[3], ctypes.cast(labels, ctypes.c_void_p), ctypes.sizeof(labels), 1)
+    return launch_nll_loss(cudart, kernels, *tensors), cudart.cudaDeviceSynchronize()
+
+
 def child(package_root, shim, sim_dir, report_dir, enable_first=False):
     """The job, enabled once CUDA's libraries are loaded (as after `import torch`), or before (enable_first)."""
     sys.path.insert(0, package_root)
@@ -62,20 +79,7 @@ def child(package_root, shim, sim_dir, report_dir, enable_first=False):
     if not enable_first and not fa.enable(lib=shim, report_dir=report_dir):
         print("enable() returned False")
         return 3
-    kernels.simkernels_host_stub.restype = ctypes.c_void_p
-    cudart.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
-    cudart.cudaMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    cudart.cudaLaunchKernel.argtypes = [ctypes.c_void_p, dim3, dim3, ctypes.POINTER(ctypes.c_void_p),
-                                        ctypes.c_size_t, ctypes.c_void_p]
-    tensors = []
-    for nbytes in (4, 4, 64, 32):
-        p = ctypes.c_void_p()
-        cudart.cudaMalloc(ctypes.byref(p), nbytes)
-        tensors.append(p)
-    labels = (ctypes.c_long * 4)(0, 1, 9, 2)  # 9: out of [0, 4)
-    cudart.cudaMemcpy(tensors[3], ctypes.cast(labels, ctypes.c_void_p), ctypes.sizeof(labels), 1)
-    launched = launch_nll_loss(cudart, kernels, *tensors)
-    synced = cudart.cudaDeviceSynchronize()
+    launched, synced = assert_in_nll_loss(kernels, cudart)
     print("launch %d sync %d report %s" % (launched, synced, fa.report_path()))
     return 0 if (launched, synced) == (0, 710) and fa.report_path() else 4
 
@@ -159,20 +163,7 @@ def child_report_before_enable(package_root, shim, sim_dir, report_dir):
     last_report(report_dir) finds nothing rather than another directory's report."""
     sys.path.insert(0, package_root)
     import firstassert as fa
-    kernels, cudart = load_cuda(sim_dir)
-    kernels.simkernels_host_stub.restype = ctypes.c_void_p
-    cudart.cudaMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    cudart.cudaLaunchKernel.argtypes = [ctypes.c_void_p, dim3, dim3, ctypes.POINTER(ctypes.c_void_p),
-                                        ctypes.c_size_t, ctypes.c_void_p]
-    tensors = []
-    for nbytes in (4, 4, 64, 32):
-        p = ctypes.c_void_p()
-        cudart.cudaMalloc(ctypes.byref(p), nbytes)
-        tensors.append(p)
-    labels = (ctypes.c_long * 4)(0, 1, 9, 2)
-    cudart.cudaMemcpy(tensors[3], ctypes.cast(labels, ctypes.c_void_p), ctypes.sizeof(labels), 1)
-    launch_nll_loss(cudart, kernels, *tensors)
-    cudart.cudaDeviceSynchronize()
+    assert_in_nll_loss(*load_cuda(sim_dir))
     enabled, _, err = captured(fa.enable, report_dir=report_dir)
     found, _, _ = captured(fa.last_report, report_dir)
     _, shown, _ = captured(fa.show, found)
