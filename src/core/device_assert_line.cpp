@@ -159,6 +159,20 @@ size_t path_start(std::string_view head, size_t end) {
       return i;
     }
   }
+  // A POSIX path with blanks in it (Colab's "/content/drive/My Drive/..."): up to four words back to one that starts
+  // with '/', taken only when such a start is found (so "step 5 at ext/box.cu" keeps "ext/box.cu").
+  if (token.find('/') != std::string_view::npos) {
+    size_t word_end = start;
+    for (int words = 0; words < 4 && word_end > 1 && head[word_end - 1] == ' ' && !is_space(head[word_end - 2]);
+         ++words) {
+      size_t word_start = word_end - 1;
+      while (word_start > 0 && !is_space(head[word_start - 1]) && start - word_start < 256) --word_start;
+      std::string_view word = head.substr(word_start, word_end - 1 - word_start);
+      if (word.find_first_of("`[]()|\"':") != std::string_view::npos) break;
+      if (word.starts_with('/')) return word_start;
+      word_end = word_start;
+    }
+  }
   return start;
 }
 
