@@ -148,7 +148,7 @@ def enable(report_dir=None, lib=None):
             os.environ["FIRSTASSERT_CHAINED_INJECTION"] = current
         os.environ["CUDA_INJECTION64_PATH"] = shim
         _loaded = handle
-        _enabled_dir = wanted or _enabled_dir or os.environ.get("FIRSTASSERT_DIR") or os.getcwd()
+        _enabled_dir = wanted or _enabled_dir or environment_dir()
         return True
     recording = handle.firstassert_enable() == 1
     _loaded = handle
@@ -165,8 +165,7 @@ def enable(report_dir=None, lib=None):
             say("this process's report was written in %s before enable(report_dir=%s); it stays there, and "
                 "last_report(%r) will not find it" % (where, wanted, wanted))
         _enabled_dir = where
-    elif _enabled_dir is None:
-        _enabled_dir = os.environ.get("FIRSTASSERT_DIR") or os.getcwd()
+    _enabled_dir = _enabled_dir or environment_dir()
     return True
 
 
@@ -184,6 +183,12 @@ def _make_report_dir(report_dir):
 def report_dir():
     """Where this process's reports go once enable() has run, else None."""
     return _enabled_dir
+
+
+def environment_dir():
+    """Where the shim puts reports when it starts without being told otherwise: $FIRSTASSERT_DIR, else the working
+    directory."""
+    return os.environ.get("FIRSTASSERT_DIR") or os.getcwd()
 
 
 def disable():

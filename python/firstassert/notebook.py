@@ -37,8 +37,7 @@ def is_cuda_error(error):
 class CellWatch:
     """What the kernel has shown so far: the first failing cell takes the culprit, later ones are secondary."""
 
-    def __init__(self, shell):
-        self.shell = shell
+    def __init__(self):
         self.first = None  # {"cell": "In[3]", "kernel": name, "where": launching line} once shown
 
     def after_cell(self, result):
@@ -53,26 +52,40 @@ class CellWatch:
             return
         path = library.refresh_report()
         if path is None:
-            return  # not a sticky error (out of memory, a refused launch): CUDA still works, nothing to add
+            return  # no error firstassert records (out of memory, a Python-side check): nothing to add
         report, why = read_report(path)
         if report is None:
             say("the report %s is unreadable: %s" % (path, why))
             return
         names = cells.save(path, report)
-        this_cell = "In[%s]" % getattr(result, "execution_count", "?")
-        culprit = report.get("culprit") or {}
-        frame = launching_frame(culprit)
         if not (report.get("first_error") or {}).get("sticky"):
             # A launch the API refused (a bad configuration): it failed alone, and CUDA still works.
             _display(refused_rows(report, names, path), "a kernel launch was refused",
                      "CUDA still works in this kernel: fix the launch and run the cell again")
             return
         if self.first is None:
-            self.first = {"cell": this_cell, "kernel": kernel_label(culprit) if culprit else None,
+            culprit = report.get("culprit") or {}
+            frame = launching_frame(culprit)
+            self.first = {"cell": "In[%s]" % getattr(result, "execution_count", "?"),
+                          "kernel": kernel_label(culprit) if culprit else None,
                           "where": cells.where(frame, names) if frame else None}
             _display(first_error_rows(report, names, path), "the first CUDA error of this kernel", RESTART)
         else:
             _display(secondary_rows(report, self.first, path), "a secondary CUDA error", RESTART)
+
+
+def launched_at(launch, names):
+    """The launching line in the user's terms, with its text: 'Cell In[3], line 6  ->  loss = ...'; '' without
+    Python frames."""
+    frame = launching_frame(launch)
+    if not frame:
+        return ""
+    text = cells.source_line(frame, names)
+    return cells.where(frame, names) + ("  ->  " + text if text else "")
+
+
+def hint_text(hint):
+    return "%s. %s" % (hint.get("title", ""), hint.get("text", "")) if hint else ""
 
 
 def first_error_rows(report, names, path):
@@ -84,16 +97,9 @@ def first_error_rows(report, names, path):
         rows.append(("kernel", kernel_label(culprit)))
         rows.append(("launch", launch_line(culprit)))
         rows.append(("confidence", "%s: %s" % (culprit.get("confidence", "?"), culprit.get("reason", ""))))
-        frame = launching_frame(culprit)
-        if frame:
-            text = cells.source_line(frame, names)
-            rows.append(("launched at", cells.where(frame, names) + ("  ->  " + text if text else "")))
-        else:
-            rows.append(("launched at", "no Python frames recorded"))
+        rows.append(("launched at", launched_at(culprit, names) or "no Python frames recorded"))
         rows.append(("device", device_text(report, culprit)))
-        hint = culprit.get("hint")
-        rows.append(("hint", "%s. %s" % (hint.get("title", ""), hint.get("text", "")) if hint else
-                     "none for this kernel and error"))
+        rows.append(("hint", hint_text(culprit.get("hint")) or "none for this kernel and error"))
     else:
         rows.append(("kernel", "not known (no launch recorded before the error)"))
     rows.append(("report", path))
@@ -105,13 +111,11 @@ def refused_rows(report, names, path):
     for error in (report.get("launch_errors") or [])[:3]:
         rows.append(("refused", refused_text(error)))
     culprit = report.get("culprit") or {}
-    frame = launching_frame(culprit)
-    if frame:
-        text = cells.source_line(frame, names)
-        rows.append(("launched at", cells.where(frame, names) + ("  ->  " + text if text else "")))
-    hint = culprit.get("hint")
+    where, hint = launched_at(culprit, names), hint_text(culprit.get("hint"))
+    if where:
+        rows.append(("launched at", where))
     if hint:
-        rows.append(("hint", "%s. %s" % (hint.get("title", ""), hint.get("text", ""))))
+        rows.append(("hint", hint))
     rows.append(("report", path))
     return rows
 
@@ -184,7 +188,7 @@ def attach(shell):
     global _watch
     if shell is None or _watch is not None:
         return
-    _watch = CellWatch(shell)
+    _watch = CellWatch()
     shell.events.register("post_run_cell", _watch.after_cell)
     shell.register_magic_function(magic, "line", "firstassert")
 

@@ -12,7 +12,7 @@ SCHEMA_PREFIX = "firstassert/"
 
 def default_dir():
     """The directory enable() was given, else $FIRSTASSERT_DIR, else the working directory."""
-    return library.report_dir() or os.environ.get("FIRSTASSERT_DIR") or os.getcwd()
+    return library.report_dir() or library.environment_dir()
 
 
 def read_report(path):

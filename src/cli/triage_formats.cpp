@@ -15,19 +15,34 @@ using nlohmann::json;
 // A notebook is read whole (it is one JSON document); past this, triage asks for its outputs as text instead.
 constexpr std::streamsize kMaxNotebookBytes = std::streamsize{512} << 20;
 
-// Lines of a text, each fed (as lines of one log line, for a record); a text without a final newline still ends its
-// last line.
-void feed_text(Scanner& scanner, std::string_view text, bool one_record = false) {
-  for (bool first = true; !text.empty(); first = false) {
+// Each line of a text, in order; a text without a final newline still ends its last line.
+template <typename Fn>
+void each_line(std::string_view text, Fn&& take) {
+  while (!text.empty()) {
     size_t newline = text.find('\n');
-    scanner.line(text.substr(0, newline), false, one_record && !first);
+    take(text.substr(0, newline));
     if (newline == std::string_view::npos) break;
     text.remove_prefix(newline + 1);
   }
 }
 
+// The lines of a text, each fed (as lines of one log line, for a record).
+void feed_text(Scanner& scanner, std::string_view text, bool one_record = false) {
+  bool first = true;
+  each_line(text, [&](std::string_view line) {
+    scanner.line(line, false, one_record && !first);
+    first = false;
+  });
+}
+
+// A string member of a JSON object, or "" when it is missing or of another type (a notebook written by hand).
+std::string string_of(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 // A notebook's multiline string: a string, or a list of strings to concatenate.
-std::string joined(const json& value) {
+std::string multiline(const json& value) {
   if (value.is_string()) return value.get<std::string>();
   std::string out;
   if (value.is_array()) {
@@ -41,25 +56,17 @@ std::string joined(const json& value) {
 // IPython's traceback entries (coloured) as the Python traceback the scanner reads: the frames (IPython names them
 // "Cell In[3], line 6" and "File /x.py:50, in f"), then the exception and its message.
 void feed_error(Scanner& scanner, const json& output) {
-  auto text_of = [&](const char* key) {
-    auto it = output.find(key);
-    return it != output.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  std::string ename = text_of("ename"), evalue = text_of("evalue");
+  std::string ename = string_of(output, "ename"), evalue = string_of(output, "evalue");
   scanner.line("Traceback (most recent call last):", false);
   std::string scratch;
-  const json traceback = output.contains("traceback") && output["traceback"].is_array() ? output["traceback"] : json::array();
+  const json traceback = output.contains("traceback") && output["traceback"].is_array() ? output["traceback"]
+                                                                                         : json::array();
   for (const json& entry : traceback) {
     if (!entry.is_string()) continue;
     std::string plain(strip_ansi(entry.get<std::string>(), scratch));
-    std::string_view text = plain;
-    while (!text.empty()) {
-      size_t newline = text.find('\n');
-      std::string_view line = text.substr(0, newline);
+    each_line(plain, [&](std::string_view line) {
       if (line.starts_with("Cell In[") || line.starts_with("File ")) scanner.line("  " + std::string(line), false);
-      if (newline == std::string_view::npos) break;
-      text.remove_prefix(newline + 1);
-    }
+    });
   }
   size_t newline = evalue.find('\n');
   scanner.line(ename + ": " + evalue.substr(0, newline), false);
@@ -77,11 +84,6 @@ bool looks_like_notebook(std::string_view name, std::string_view start) {
 }
 
 namespace {
-
-std::string string_of(const json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 // A notebook's text whole, growing as it is read: at most kMaxNotebookBytes, else false.
 bool read_whole(std::istream& in, std::string& text, std::string& error) {
@@ -119,7 +121,7 @@ void feed_cells(const json& notebook, Scanner& scanner) {
       std::string type = string_of(output, "output_type");
       if (type == "stream") {
         std::string& pending = open_line[string_of(output, "name") == "stderr" ? 1 : 0];
-        pending += joined(output.contains("text") ? output["text"] : json());
+        pending += multiline(output.contains("text") ? output["text"] : json());
         size_t last_newline = pending.rfind('\n');
         if (last_newline != std::string::npos) {
           feed_text(scanner, std::string_view(pending).substr(0, last_newline + 1));

@@ -48,12 +48,14 @@ std::string triple(const Triple& t) {
 
 // The device's own line, rebuilt from its parts (without whatever prefix the log put before it); what could not be
 // read is "?", never guessed.
+// "file:line", "file:?" when the line number was lost; "" without a file.
+std::string file_and_line(const AssertGroup& g) {
+  if (g.file.empty()) return "";
+  return printable(g.file) + ":" + ((g.flags & kMessageNoLocation) ? "?" : std::to_string(g.line));
+}
+
 std::string assertion_line(const AssertGroup& g) {
-  std::string head;
-  if (!(g.flags & kMessageNoLocation) || !g.file.empty())
-    head = printable(g.file) + ":" + ((g.flags & kMessageNoLocation) ? "?" : std::to_string(g.line)) + ": ";
-  else
-    head = "?: ";
+  std::string head = (g.file.empty() ? std::string("?") : file_and_line(g)) + ": ";
   if (!g.function.empty()) head += printable(g.function) + ": ";
   return head + (g.sycl ? "global id: " : "block: ") + triple(g.first_block) + (g.sycl ? ", local id: " : ", thread: ") +
          triple(g.first_thread) + " Assertion `" + printable(g.condition) +
@@ -64,9 +66,7 @@ std::string group_title(const AssertGroup& g) {
   if (g.file == "unknown" && g.function == "unknown")
     return "a Triton kernel (torch.compile's, or your own: Triton's line names no function or file)";
   std::string function = g.function.empty() ? "(function not in the line)" : printable(g.function);
-  std::string where = g.file.empty() ? "(file not readable)" : printable(g.file);
-  if (!g.file.empty()) where += ":" + ((g.flags & kMessageNoLocation) ? std::string("?") : std::to_string(g.line));
-  return function + " at " + where;
+  return function + " at " + (g.file.empty() ? std::string("(file not readable)") : file_and_line(g));
 }
 
 std::string distinct(size_t n, bool capped, const char* one, const char* many) {

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/cuda_errors.h"
-#include "core/device_messages.h"
+#include "core/device_assert_line.h"
 #include "triage_text.h"
 
 namespace firstassert::cli::triage {
@@ -342,8 +342,8 @@ bool Scanner::on_assertion_text(std::string_view text, int rank, size_t width) {
                     find_device_assert_signature(text) != std::string_view::npos;
   if (!has_record) return false;
   // A record whose start is on the line or two before (a long signature wrapped by a terminal).
-  DeviceMessage first;
-  if (parse_device_asserts(text, &first, 1) == 0 || first.has(kMessageNoLocation)) {
+  size_t n = parse_records(text);
+  if (n == 0 || records_[0].has(kMessageNoLocation)) {
     for (int back = 1; back <= 2; ++back) {
       const Previous& start = previous_[back - 1];
       if (!start.usable || start.rank != rank) break;
@@ -368,17 +368,26 @@ bool Scanner::on_assertion_text(std::string_view text, int rank, size_t width) {
     wrapped_ = Wrapped{std::string(text), rank, position_, width, 1};
     return true;
   }
-  return take_assertions(text, rank, position_, 1);
+  if (n == 0) return false;
+  take_records(n, rank, position_, 1);
+  return true;
+}
+
+size_t Scanner::parse_records(std::string_view text) {
+  return std::min(parse_device_asserts(text, records_.data(), records_.size()), records_.size());
 }
 
 bool Scanner::take_assertions(std::string_view text, int rank, const Position& at, int pieces) {
-  constexpr size_t kMaxPerLine = 32;
-  static thread_local DeviceMessage records[kMaxPerLine];  // 32 KiB: not on the stack of every line
-  size_t n = std::min(parse_device_asserts(text, records, kMaxPerLine), kMaxPerLine);
+  size_t n = parse_records(text);
   if (n == 0) return false;
+  take_records(n, rank, at, pieces);
+  return true;
+}
+
+void Scanner::take_records(size_t n, int rank, const Position& at, int pieces) {
   if (pieces > 1) findings_.reassembled_lines += n;
   for (size_t i = 0; i < n; ++i) {
-    const DeviceMessage& m = records[i];
+    const DeviceMessage& m = records_[i];
     std::string_view file = m.file;
     ++findings_.assertion_lines;
     if (m.has(kMessageGarbled)) ++findings_.garbled_lines;
@@ -410,7 +419,6 @@ bool Scanner::take_assertions(std::string_view text, int rank, const Position& a
     note(g->blocks, g->blocks_capped, block);
     note(g->threads, g->threads_capped, thread);
   }
-  return true;
 }
 
 AssertGroup* Scanner::group_for(std::string_view file, uint32_t line, std::string_view function,

@@ -15,6 +15,8 @@
 #include <tuple>
 #include <vector>
 
+#include "core/device_assert_line.h"
+
 namespace firstassert::cli::triage {
 
 inline constexpr int kNoRank = -1;
@@ -159,7 +161,9 @@ class Scanner {
     bool usable = false;
   };
 
+  size_t parse_records(std::string_view text);  // into records_: how many
   bool take_assertions(std::string_view text, int rank, const Position& at, int pieces);  // false: none there
+  void take_records(size_t n, int rank, const Position& at, int pieces);  // counts and groups records_[0, n)
   bool on_assertion_text(std::string_view text, int rank, size_t width);  // false: not the driver's
   void flush_wrapped();
   bool on_traceback_line(std::string_view text, int rank);
@@ -175,6 +179,7 @@ class Scanner {
   Position position_;
   std::optional<Wrapped> wrapped_;
   Previous previous_[2];  // the line before, then the one before it
+  std::vector<DeviceMessage> records_ = std::vector<DeviceMessage>(32);  // a line's records (a line holds a few)
 };
 
 }  // namespace firstassert::cli::triage

@@ -134,6 +134,12 @@ bool path_like(std::string_view token) {
   return has_extension(token);
 }
 
+// A Windows drive ("C:\\" or "C:/") at i, not the tail of a longer word.
+bool drive_at(std::string_view s, size_t i) {
+  return i + 2 < s.size() && is_alnum(s[i]) && s[i + 1] == ':' && (s[i + 2] == '\\' || s[i + 2] == '/') &&
+         (i == 0 || !is_alnum(s[i - 1]));
+}
+
 // The start of the path that ends at end: back to a blank or a character no path of the driver's holds, then past
 // what a log glued onto it ("2.3../aten/..." keeps "../aten/..."); a Windows path may hold blanks after its drive.
 size_t path_start(std::string_view head, size_t end) {
@@ -147,17 +153,12 @@ size_t path_start(std::string_view head, size_t end) {
   if (dots != std::string_view::npos && dots > 0) return start + dots;
   // A drive ("C:\" or "C:/") inside the word: the path starts there.
   for (size_t i = start; i + 2 < end; ++i) {
-    if (is_alnum(head[i]) && head[i + 1] == ':' && (head[i + 2] == '\\' || head[i + 2] == '/') &&
-        (i == start || !is_alnum(head[i - 1])))
-      return i;
+    if (drive_at(head, i)) return i;
   }
   if (token.starts_with('/') || token.starts_with("./") || token.starts_with("../")) return start;
   // A fragment: a Windows path may hold blanks after its drive, further left.
   for (size_t i = start; i-- > 0 && start - i < 256;) {
-    if (i + 2 < end && is_alnum(head[i]) && head[i + 1] == ':' && (head[i + 2] == '\\' || head[i + 2] == '/') &&
-        (i == 0 || !is_alnum(head[i - 1])) && head.substr(i, end - i).find('`') == std::string_view::npos) {
-      return i;
-    }
+    if (i + 2 < end && drive_at(head, i) && head.substr(i, end - i).find('`') == std::string_view::npos) return i;
   }
   // A POSIX path with blanks in it (Colab's "/content/drive/My Drive/..."): up to four words back to one that starts
   // with '/', taken only when such a start is found (so "step 5 at ext/box.cu" keeps "ext/box.cu").

@@ -169,15 +169,20 @@ TEST(StderrPipe, AFileSomeoneElsePutOnTheFdSinceStaysThere) {
   close(theirs);
 }
 
+// In a forked test child: fd 2 on the screen, then the process's own pipe on it (the child exits 2 if it cannot).
+void pipe_stderr_onto(const Screen& screen) {
+  dup2(screen.write_end(), STDERR_FILENO);
+  std::string error;
+  if (!StderrPipe::process().start(collect, error)) _exit(2);
+}
+
 TEST(StderrPipe, AForkedChildWritesStraightToWhatTheFdWas) {
   // The process's own pipe (fd 2) is the one that knows about fork: run it in a child, with fd 2 on a test pipe.
   Screen screen;
   pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    dup2(screen.write_end(), STDERR_FILENO);
-    std::string error;
-    if (!StderrPipe::process().start(collect, error)) _exit(2);
+    pipe_stderr_onto(screen);
     Identity piped = identity(STDERR_FILENO);
     pid_t grandchild = fork();
     if (grandchild == 0) {
@@ -225,9 +230,7 @@ TEST(StderrPipe, AFatalSignalsHandlerDeliversWhatThePipeHeld) {
     pid_t child = fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
-      dup2(screen.write_end(), STDERR_FILENO);
-      std::string error;
-      if (!StderrPipe::process().start(collect, error)) _exit(2);
+      pipe_stderr_onto(screen);
       signal(SIGABRT, drain_and_die);
       write_text(STDERR_FILENO, last_words);
       abort();
