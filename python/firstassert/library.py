@@ -73,7 +73,7 @@ def find_library(lib=None):
     loaded = _loaded_shim()
     if loaded:
         return loaded, "already loaded in this process"
-    candidates = _candidates(LIBRARY, os.path.join("src", "preload"), _install.LIBDIR)
+    candidates = _candidates(LIBRARY, "src", _install.LIBDIR)
     for path, origin in candidates:
         if os.path.isfile(path):
             return path, origin

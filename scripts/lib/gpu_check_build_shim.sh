@@ -12,7 +12,7 @@ if ! find_meson; then
   exit 2
 fi
 ensure_cuda_headers
-shim_targets=(src/preload/firstassert:shared_library src/preload/firstassert_recorder:shared_library)
+shim_targets=(src/firstassert:shared_library src/firstassert_recorder:shared_library)
 if [ -f "$build_dir/build.ninja" ]; then  # a build directory as it is, whatever else it was set up for
   (run_step "building the shim" "$meson_cmd" compile -C "$build_dir" "${shim_targets[@]}") || exit 2
 else

@@ -13,7 +13,7 @@ import subprocess
 import elf_symbols
 from gpu_check_judge import gpucase, matched_alternative, saw_assert, short_kernel_name
 
-# libc functions a library can print a line with; the stderr tap (src/preload/stderr_tap.cpp) defines some of them.
+# libc functions a library can print a line with; the stderr tap (src/stub/stderr_tap.cpp) defines some of them.
 OUTPUT_FUNCTIONS = (
     "fprintf", "vfprintf", "printf", "vprintf", "fwrite", "write", "fputs", "puts", "writev", "__fprintf_chk",
     "__vfprintf_chk", "__printf_chk", "__vprintf_chk", "dprintf", "vdprintf", "__dprintf_chk", "__vdprintf_chk",

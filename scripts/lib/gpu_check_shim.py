@@ -21,7 +21,7 @@ from gpu_check_table import REPO_ROOT
 # Where scripts/lib/setup.sh builds (FIRSTASSERT_BUILD_DIR, else build/), and the pack beside what it was built from.
 BUILD_DIR = os.environ.get("FIRSTASSERT_BUILD_DIR") or os.path.join(REPO_ROOT, "build")
 PACK_DIR = os.path.join(BUILD_DIR, "gpu-check-pack")
-RECORDER = "libfirstassert_recorder.so"  # the half the preloaded shim loads at cuInit (src/preload/recorder_abi.h)
+RECORDER = "libfirstassert_recorder.so"  # the half the preloaded shim loads at cuInit (src/stub/recorder_abi.h)
 BUILD_HELPER = os.path.join(REPO_ROOT, "scripts", "lib", "gpu_check_build_shim.sh")
 # Libraries every glibc system with a C++ runtime has; anything else the shim needs goes into the pack. liblzma
 # (libunwind's) is on every distribution (dpkg and systemd need it): a packed copy would go on LD_LIBRARY_PATH of every
@@ -64,7 +64,7 @@ def from_wheel(wheel):
 
 def shim_paths():
     """(where scripts/lib/setup.sh builds the shim; where --pack puts it)."""
-    return os.path.join(BUILD_DIR, "src", "preload", "libfirstassert.so"), os.path.join(PACK_DIR, "libfirstassert.so")
+    return os.path.join(BUILD_DIR, "src", "libfirstassert.so"), os.path.join(PACK_DIR, "libfirstassert.so")
 
 
 def recorder_of(shim):

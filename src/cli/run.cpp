@@ -51,7 +51,7 @@ std::string find_shim(const std::string& self_path, std::string& looked) {
   fs::path bin = fs::path(self_path).parent_path();
   std::vector<fs::path> candidates = {bin / "../lib/libfirstassert.so", bin / "../lib64/libfirstassert.so",
                                       bin / "../lib/x86_64-linux-gnu/libfirstassert.so", bin / "libfirstassert.so",
-                                      bin / "../preload/libfirstassert.so"};  // the last: a build tree
+                                      bin / "../libfirstassert.so"};  // the last: a build tree
   if (std::strlen(FIRSTASSERT_INSTALL_LIBDIR) > 0)
     candidates.push_back(fs::path(FIRSTASSERT_INSTALL_LIBDIR) / "libfirstassert.so");
   for (const fs::path& c : candidates) {

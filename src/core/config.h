@@ -19,7 +19,7 @@ struct SyncMode {
 
 enum class Backend { automatic, cupti, interpose };
 
-// How the device's lines are read when the stub was not preloaded (preload/stderr_pipe.h): through a pipe on fd 2
+// How the device's lines are read when the stub was not preloaded (recorder/stderr_pipe.h): through a pipe on fd 2
 // unless fd 2 is a terminal (automatic), always (on), or not at all (off).
 enum class StderrPipeMode { automatic, on, off };
 

@@ -4,7 +4,7 @@ run end to end on the CUDA simulator: the real shim, real reports, judged into t
 checks shown able to fail.
 
 usage: gpu_check_test.py SHIM SIM_DIR NVCC [TEST_NAME ...] [--except PATTERN ...]
-       SHIM     build/src/preload/libfirstassert.so
+       SHIM     build/src/libfirstassert.so
        SIM_DIR  build/tests/sim (the simulator's libcuda.so.1, libcudart.so.13, libcupti.so.13, libsimkernels.so)
        NVCC     the nvcc of the toolkit the build was configured with (meson's cuda-root), present or not
        then which tests, as tests/support/skip_aware.py takes them

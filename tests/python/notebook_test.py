@@ -5,7 +5,7 @@ usage: notebook_test.py PACKAGE_ROOT SHIM SIM_DIR
        notebook_test.py --child[-enable-early|-slot-taken|-disable|-report-before-enable] PACKAGE_ROOT SHIM SIM_DIR
                         [REPORT_DIR]
        PACKAGE_ROOT  build/python, which holds the build tree's copy of the package
-       SHIM     build/src/preload/libfirstassert.so
+       SHIM     build/src/libfirstassert.so
        SIM_DIR  build/tests/sim (libcudart.so.13, libsimkernels.so)
 
 The CUDA part runs in a child process (this file with --child), as a notebook kernel that dies of a device-side
@@ -468,7 +468,7 @@ class Enable(unittest.TestCase):
         with environment(FIRSTASSERT_LIB=None):
             path, origin = fa.find_library()
         # The build tree's own shim (SHIM may be another build's: meson's tested-binaries).
-        built = os.path.join(os.path.dirname(PACKAGE_ROOT), "src", "preload", "libfirstassert.so")
+        built = os.path.join(os.path.dirname(PACKAGE_ROOT), "src", "libfirstassert.so")
         self.assertEqual(os.path.realpath(path), os.path.realpath(built))
         self.assertEqual(origin, "this build tree")
 

@@ -1,6 +1,6 @@
 // The stderr pipe on a descriptor of the test's own: the "terminal" is a pipe the test reads, the tapped fd a dup of
 // its write end, so the test sees exactly what the user would, and what the parser was fed.
-#include "preload/stderr_pipe.h"
+#include "recorder/stderr_pipe.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

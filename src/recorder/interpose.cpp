@@ -13,8 +13,8 @@
 
 #include "core/log.h"
 #include "device/driver_calls.h"
-#include "interpose_hooks.h"
-#include "real_slot.h"
+#include "stub/interpose_hooks.h"
+#include "stub/real_slot.h"
 #include "source/api_table.h"
 
 #define FIRSTASSERT_RECORDER_EXPORT extern "C" __attribute__((visibility("default")))

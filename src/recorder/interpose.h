@@ -4,7 +4,7 @@
 // recorder's implementations here. Until start() they pass straight through.
 #pragma once
 
-#include "recorder_abi.h"
+#include "stub/recorder_abi.h"
 #include "source/observer.h"
 
 namespace firstassert::interpose {

@@ -7,7 +7,7 @@
 
 #include "activation.h"
 #include "core/log.h"
-#include "recorder_abi.h"
+#include "stub/recorder_abi.h"
 #include "device_message_tap.h"
 #include "interpose.h"
 
