@@ -98,7 +98,8 @@ bool try_open(const std::string& path, int flags, CuptiLibrary& lib, std::string
   }
   lib.handle = handle;
   Dl_info info{};
-  const char* opened = dladdr(reinterpret_cast<void*>(lib.subscribe), &info) != 0 && info.dli_fname != nullptr
+  // Not by cuptiSubscribe: preloaded, dlsym answers with the stub's hook of it (stub/stub_hooks.cpp).
+  const char* opened = dladdr(reinterpret_cast<void*>(lib.unsubscribe), &info) != 0 && info.dli_fname != nullptr
                            ? info.dli_fname
                            : path.c_str();
   char canonical[PATH_MAX];

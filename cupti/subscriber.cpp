@@ -3,11 +3,38 @@
 #include <cuda.h>
 #include <cupti.h>
 
+#include <time.h>
+
+#include <atomic>
+
+#include "core/fast_tls.h"
 #include "cupti_library.h"
 #include "source/observer.h"
 
 namespace firstassert::cupti {
 namespace {
+
+FIRSTASSERT_FAST_TLS thread_local source::RuntimeNesting runtime_calls;
+
+// The program's calls CUPTI showed entering and not yet leaving, for stop_recording to wait on: one at most per
+// thread (the outermost), marked on the thread so that a leave whose enter came before recording began counts none.
+std::atomic<long> open_calls{0};
+FIRSTASSERT_FAST_TLS thread_local bool call_open;
+
+void call_opened() {
+  if (call_open) return;
+  call_open = true;
+  open_calls.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Closed once the call is recorded, however the recording ends.
+struct CallCloser {
+  ~CallCloser() {
+    if (!call_open) return;
+    call_open = false;
+    open_calls.fetch_sub(1, std::memory_order_release);
+  }
+};
 
 // CUPTI's view of a call, handed to the shared observer: runtime calls at their outermost level, driver calls only
 // when made directly (not as the implementation of a runtime call).
@@ -18,18 +45,22 @@ void on_api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void*
   bool enter = cb.callbackSite == CUPTI_API_ENTER;
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     if (enter) {
-      if (source::runtime_call_entered() && cb.correlationData != nullptr)
-        *cb.correlationData = source::call_entered(site);
+      if (runtime_calls.entered()) {
+        call_opened();
+        if (cb.correlationData != nullptr) *cb.correlationData = source::call_entered(site);
+      }
       return;
     }
-    if (!source::runtime_call_exited()) return;
+    if (!runtime_calls.exited()) return;
   } else {
-    if (source::inside_runtime_call()) return;
+    if (runtime_calls.inside()) return;
     if (enter) {
+      call_opened();
       if (cb.correlationData != nullptr) *cb.correlationData = source::call_entered(site);
       return;
     }
   }
+  CallCloser closer;
   if (cb.functionReturnValue == nullptr) return;
   source::call_exited(site, *static_cast<const int*>(cb.functionReturnValue), cb.symbolName,
                       reinterpret_cast<uintptr_t>(cb.context), cb.correlationId,
@@ -37,7 +68,8 @@ void on_api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void*
 }
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
-  if (source::inside_our_call() || data == nullptr) return;
+  // The interposition hooks record a call they wrap themselves (a hand-over in progress): never both.
+  if (source::inside_our_call() || source::inside_hooked_call() || data == nullptr) return;
   try {
     on_api_call(domain, cbid, data);
   } catch (...) {
@@ -45,10 +77,19 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   }
 }
 
+CuptiLibrary library;
+CUpti_SubscriberHandle subscription = nullptr;
+
 }  // namespace
 
-SubscribeResult start_recording(const source::Recording& r_in, const std::string& explicit_cupti_path) {
+SubscribeResult start_recording(const std::string& explicit_cupti_path) {
   SubscribeResult result;
+  if (subscription != nullptr) {
+    result.recording = true;
+    result.cupti_path = library.path;
+    result.message = "recording launches through CUPTI at " + library.path;
+    return result;
+  }
   std::string why;
   CuptiLibrary lib = open_cupti(explicit_cupti_path, why);
   if (!lib) {
@@ -56,7 +97,9 @@ SubscribeResult start_recording(const source::Recording& r_in, const std::string
     return result;
   }
   result.cupti_path = lib.path;
-  source::start(r_in);
+  // Our own subscription: the preloaded stub's hook of cuptiSubscribe (which hands CUPTI over to another tool) lets
+  // it through.
+  source::OurCall ours;
 
   CUpti_SubscriberHandle subscriber = nullptr;
   CUptiResult r;
@@ -89,9 +132,30 @@ SubscribeResult start_recording(const source::Recording& r_in, const std::string
       return result;
     }
   }
+  library = lib;
+  subscription = subscriber;
   result.recording = true;
   result.message = "recording launches through CUPTI at " + lib.path;
   return result;
+}
+
+bool recording() { return subscription != nullptr; }
+
+bool stop_recording(int grace_ms, int wait_ms) {
+  if (subscription == nullptr) return true;
+  const timespec tick{0, 1000000};
+  int waited = 0;
+  for (; waited < wait_ms; ++waited) {
+    if (waited >= grace_ms && open_calls.load(std::memory_order_acquire) <= 0) break;
+    nanosleep(&tick, nullptr);
+  }
+  bool drained = open_calls.load(std::memory_order_acquire) <= 0;
+  {
+    source::OurCall ours;
+    library.unsubscribe(subscription);
+  }
+  subscription = nullptr;
+  return drained;
 }
 
 }  // namespace firstassert::cupti

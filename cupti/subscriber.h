@@ -5,8 +5,6 @@
 
 #include <string>
 
-#include "source/observer.h"
-
 namespace firstassert::cupti {
 
 struct SubscribeResult {
@@ -15,6 +13,15 @@ struct SubscribeResult {
   std::string message;  // why recording is off, or what is in use
 };
 
-SubscribeResult start_recording(const source::Recording& recording, const std::string& explicit_cupti_path);
+// Subscribes, feeding the observer (source::start must have run). Not thread-safe: the caller serializes
+// start_recording and stop_recording.
+SubscribeResult start_recording(const std::string& explicit_cupti_path);
+// Whether firstassert holds its CUPTI subscription now.
+bool recording();
+
+// Gives the subscription up. First it waits, at least grace_ms and at most wait_ms, for the calls CUPTI showed
+// entering to return, so that each of those is still recorded whole. Returns false when some were still in flight
+// when wait_ms ran out (their return is not seen), true otherwise; nothing happens when not subscribed.
+bool stop_recording(int grace_ms, int wait_ms);
 
 }  // namespace firstassert::cupti

@@ -10,9 +10,16 @@
 extern "C" {
 #endif
 
-/* Starts recording (once; later calls only report). Returns 1 when launches are being recorded, 0 when recording
- * is off, in which case one line on stderr has said why. Never fails the program. */
+/* Starts recording (once; later calls only report, or start again after firstassert_disable()). Returns 1 when
+ * launches are being recorded, 0 when recording is off, in which case one line on stderr has said why. Never fails
+ * the program. */
 int firstassert_enable(void);
+
+/* Stops recording and gives back what it holds: the CUPTI subscriber slot, so that a profiler started afterwards
+ * (torch.profiler, Nsight Systems) gets it, and fd 2 (firstassert_stderr_pipe). What was found stays and is still
+ * reported. Preloaded, this is rarely needed: a tool that subscribes to CUPTI later is handed it, and firstassert
+ * records on through its hooks. Returns 1 when it stopped a recording, 0 when none ran. */
+int firstassert_disable(void);
 
 /* The path of the report written for the first sticky CUDA error, or NULL while there is none. */
 const char* firstassert_report_path(void);

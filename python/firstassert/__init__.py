@@ -11,7 +11,7 @@ After the runtime restart the report survives:
 
 library_path()  this installation's libfirstassert.so (`firstassert lib`: the same, as LD_PRELOAD can carry it)
 enable()        records in this interpreter from now on (in IPython, the failing cells show the findings)
-disable()       restores what enable() changed in the process's files (fd 2)
+disable()       stops recording and gives back CUPTI (for a profiler started later) and fd 2
 last_report()   the newest report of a directory; show() prints one for a person
 python -m firstassert ...  is the firstassert command (run, show, merge, triage)
 """

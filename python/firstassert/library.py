@@ -19,6 +19,7 @@ _package = os.path.dirname(os.path.abspath(__file__))
 _native = os.path.join(_package, "_native")  # where a wheel keeps the shim, its recorder and the command
 _loaded = None  # the ctypes handle of the shim once enable() loaded it
 _enabled_dir = None  # FIRSTASSERT_DIR as it was when recording started
+_armed = None  # (CUDA_INJECTION64_PATH, FIRSTASSERT_CHAINED_INJECTION) as they were before enable() armed the shim
 
 
 def _mapped_objects():
@@ -107,6 +108,8 @@ def _bind(handle):
     handle.firstassert_set_report_dir.argtypes = [ctypes.c_char_p]
     handle.firstassert_stderr_pipe.restype = ctypes.c_int
     handle.firstassert_stderr_pipe.argtypes = [ctypes.c_int]
+    handle.firstassert_disable.restype = ctypes.c_int
+    handle.firstassert_disable.argtypes = []
 
 
 def enable(report_dir=None, lib=None):
@@ -119,9 +122,11 @@ def enable(report_dir=None, lib=None):
     one line on stderr says why and nothing else changed.
 
     Not preloaded, the device's assertion lines are read through a pipe on fd 2 that forwards every byte as it comes
-    (FIRSTASSERT_STDERR_PIPE; not where fd 2 is a terminal); disable() restores fd 2.
+    (FIRSTASSERT_STDERR_PIPE; not where fd 2 is a terminal); disable() restores fd 2. Not preloaded, firstassert also
+    holds CUPTI while it records, so a profiler started afterwards (torch.profiler, Nsight Systems) is refused it: one
+    line says so, and disable() gives it back. Preloaded, such a profiler is handed CUPTI and recording goes on.
     """
-    global _loaded, _enabled_dir
+    global _loaded, _enabled_dir, _armed
     path, origin = find_library(lib)
     if path is None:
         say("not enabled: %s not found (%s); pass enable(lib=PATH) or set FIRSTASSERT_LIB" % (LIBRARY, origin))
@@ -143,6 +148,8 @@ def enable(report_dir=None, lib=None):
         # library CUDA_INJECTION64_PATH names when CUDA starts (cuInit): the shim, already loaded here, then records
         # through CUPTI. A tool already named there is kept and initialized first.
         current = os.environ.get("CUDA_INJECTION64_PATH")
+        if _armed is None:
+            _armed = (current, os.environ.get("FIRSTASSERT_CHAINED_INJECTION"))
         shim = os.path.realpath(path)
         if current and os.path.realpath(current) != shim:
             os.environ["FIRSTASSERT_CHAINED_INJECTION"] = current
@@ -192,11 +199,25 @@ def environment_dir():
 
 
 def disable():
-    """Undoes what enable() changed in the process's files: the stderr pipe is drained and fd 2 restored. Launches
-    already being recorded stay recorded (CUPTI's callbacks stay until the process ends), and a report is still
-    written for a CUDA error."""
-    if _loaded is not None:
-        _loaded.firstassert_stderr_pipe(0)
+    """Stops recording in this process and gives back what enable() took: CUPTI, so that a profiler started afterwards
+    (torch.profiler, Nsight Systems) gets it, and fd 2 (the stderr pipe is drained first). Armed before CUDA started,
+    the shim is disarmed instead. What was found stays: the report is still written for a CUDA error and show() shows
+    it. enable() records again. Returns True when a recording was stopped (or an armed shim disarmed)."""
+    global _armed
+    if _loaded is None:
+        return False
+    if _loaded.firstassert_disable() == 1:
+        return True
+    if _armed is not None and not _cuda_loaded():
+        for name, value in zip(("CUDA_INJECTION64_PATH", "FIRSTASSERT_CHAINED_INJECTION"), _armed):
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        _armed = None
+        return True
+    _loaded.firstassert_stderr_pipe(0)  # a recording another enable() path started: at least fd 2 is given back
+    return False
 
 
 def refresh_report():

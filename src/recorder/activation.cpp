@@ -12,7 +12,6 @@
 #include "core/log.h"
 #include "core/rewrite_cadence.h"
 #include "core/tracker.h"
-#include "cupti/subscriber.h"
 #include "device/breadcrumbs.h"
 #include "crash_dump.h"
 #include "device_message_tap.h"
@@ -21,6 +20,7 @@
 #include "report/report_file.h"
 #include "report/report_json.h"
 #include "report/summary.h"
+#include "sources.h"
 #include "stderr_pipe.h"
 #include "stack/module_map.h"
 
@@ -61,7 +61,9 @@ struct Shim {
   bool write_report(const Findings& findings, bool final) {
     std::lock_guard lock(report_mutex);
     std::vector<LoadedModule> modules = loaded_modules();
-    ReportInput input{process, findings, modules, tool, final, wall_ns()};
+    ToolInfo now = tool;
+    sources::describe(now);  // the source may have changed (CUPTI handed to another tool, a disable)
+    ReportInput input{process, findings, modules, now, final, wall_ns()};
     std::string error;
     try {
       if (report.write(report_json(input), error)) {
@@ -78,7 +80,9 @@ struct Shim {
 
 std::once_flag once;
 Shim* shim = nullptr;
-bool recording = false;
+std::atomic<bool> recording{false};
+std::mutex switch_mutex;  // firstassert_disable() and firstassert_enable() after it, one at a time
+bool disabled = false;
 
 std::string working_directory() {
   char cwd[PATH_MAX];
@@ -150,6 +154,13 @@ bool start_stderr_pipe(StderrPipeMode mode) {
   return true;
 }
 
+// Loaded by dlopen (a notebook), firstassert cannot see another tool's cuptiSubscribe to hand CUPTI over: say so once.
+void say_cupti_is_held() {
+  if (!sources::holds_cupti()) return;
+  say("recording holds CUPTI: a profiler started from now on (torch.profiler, Nsight Systems) is refused it; "
+      "firstassert.disable() (C: firstassert_disable()) gives it back");
+}
+
 void bring_up(ActivatedBy by) {
   std::vector<std::string> warnings;
   Config config = parse_config([](const char* name) { return std::getenv(name); }, warnings);
@@ -169,34 +180,19 @@ void bring_up(ActivatedBy by) {
         [](uint64_t stream_key) { return shim->breadcrumbs.completed_before(stream_key); });
   }
 
-  // CUPTI first (auto, cupti); the interposition hooks when CUPTI cannot be used (auto) or are asked for.
+  source::start(uses);
   std::string message;
-  if (config.backend != Backend::interpose) {
-    cupti::SubscribeResult started = cupti::start_recording(uses, config.cupti_path);
-    shim->tool.cupti_path = started.cupti_path;
-    message = started.message;
-    if (started.recording) shim->tool.backend = "cupti";
-  }
-  if (shim->tool.backend != "cupti" && config.backend != Backend::cupti) {
-    if (!interpose::available()) {
-      message += std::string(message.empty() ? "" : "; ") +
-                 "interposition needs the shim preloaded (LD_PRELOAD or firstassert run)";
-    } else if (!interpose::start(uses)) {
-      message += std::string(message.empty() ? "" : "; ") + "interposition could not start (see above)";
-    } else {
-      shim->tool.backend = "interpose";
-      if (config.backend == Backend::automatic) say("%s; recording through interposition instead", message.c_str());
-      message = "recording launches through interposition";
-    }
-  }
-  if (shim->tool.backend.empty()) {
+  if (!sources::start(config.backend, config.cupti_path, message)) {
     say("%s; recording is off", message.c_str());
     return;
   }
-  recording = true;
+  recording.store(true, std::memory_order_release);
   start_stderr_tap();
   std::atexit(at_exit);
-  if (!interpose::available()) start_stderr_pipe(config.stderr_pipe);
+  if (!interpose::available()) {
+    start_stderr_pipe(config.stderr_pipe);
+    say_cupti_is_held();
+  }
   // A forked child (a DataLoader worker) is another process: the parent's recording is not its own.
   pthread_atfork(nullptr, nullptr, [] { source::stop_in_this_process(); });
   install_crash_dump(shim->tracker, shim->report_written, shim->crash_dump_path(), shim->process.pid,
@@ -205,17 +201,48 @@ void bring_up(ActivatedBy by) {
        by == ActivatedBy::injection ? "the CUDA driver" : "firstassert_enable()", config.ring, dir.c_str());
 }
 
+// firstassert_enable() after firstassert_disable(): the same recording, from the same source as at bring-up.
+void resume() {
+  std::lock_guard lock(switch_mutex);
+  if (!disabled || source::stopped()) return;
+  std::string message;
+  if (!sources::start(shim->config.backend, shim->config.cupti_path, message)) {
+    say("%s; recording stays off", message.c_str());
+    return;
+  }
+  disabled = false;
+  recording.store(true, std::memory_order_release);
+  if (!interpose::available()) {
+    start_stderr_pipe(shim->config.stderr_pipe);
+    say_cupti_is_held();
+  }
+  info("%s again (firstassert_enable())", message.c_str());
+}
+
 }  // namespace
 
 bool activate(ActivatedBy by) {
   try {
     std::call_once(once, bring_up, by);
+    if (shim != nullptr && !recording.load(std::memory_order_acquire)) resume();
   } catch (...) {
     // Nothing may escape into the program: an allocation failure here only turns recording off.
     say("could not start (out of memory?); recording is off");
     return false;
   }
-  return recording;
+  return recording.load(std::memory_order_acquire);
+}
+
+bool disable() {
+  if (shim == nullptr) return false;
+  std::lock_guard lock(switch_mutex);
+  if (!recording.load(std::memory_order_acquire)) return false;
+  StderrPipe::process().stop(kPipeCatchUpMs, kPipeCatchUpMs / 5);
+  sources::stop();
+  recording.store(false, std::memory_order_release);
+  disabled = true;
+  info("recording is off (firstassert_disable()): CUPTI is free for another tool; firstassert_enable() resumes");
+  return true;
 }
 
 std::string report_path() {
@@ -225,7 +252,7 @@ std::string report_path() {
 }
 
 bool refresh_report() {
-  if (!recording || source::stopped()) return false;
+  if (shim == nullptr || source::stopped()) return false;  // after firstassert_disable() too: the findings stand
   StderrPipe::process().catch_up(kPipeCatchUpMs);
   if (!shim->report_written.load(std::memory_order_acquire)) return false;
   return shim->write_report(shim->tracker.findings(), false);

@@ -8,8 +8,12 @@ namespace firstassert {
 
 enum class ActivatedBy { injection, enable_call };
 
-// True when launches are being recorded. Safe to call from any thread, any number of times.
+// True when launches are being recorded. Safe to call from any thread, any number of times; after disable() it starts
+// recording again.
 bool activate(ActivatedBy by);
+// Stops recording and gives back what it holds: CUPTI (another tool may subscribe), the stderr pipe's fd 2. What was
+// found stays, and is still reported. False when nothing was recording.
+bool disable();
 // Empty while no report has been written.
 std::string report_path();
 // Rewrites the report with what is known now (secondary errors so far, device lines the stderr pipe still held),

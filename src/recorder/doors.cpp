@@ -10,6 +10,7 @@
 #include "stub/recorder_abi.h"
 #include "device_message_tap.h"
 #include "interpose.h"
+#include "sources.h"
 
 #define FIRSTASSERT_RECORDER_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -91,6 +92,19 @@ FIRSTASSERT_RECORDER_EXPORT int firstassert_recorder_stderr_pipe(int on) {
   } catch (...) {
     return 0;
   }
+}
+
+FIRSTASSERT_RECORDER_EXPORT int firstassert_recorder_disable(void) {
+  try {
+    return firstassert::disable() ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
+// Catches everything itself (sources.cpp).
+FIRSTASSERT_RECORDER_EXPORT void firstassert_recorder_cupti_subscribing(const char* name) {
+  firstassert::sources::before_other_subscriber(name);
 }
 
 FIRSTASSERT_RECORDER_EXPORT void firstassert_recorder_stderr(const char* bytes, size_t size) {

@@ -11,6 +11,7 @@
 #include <functional>
 #include <mutex>
 
+#include "core/fast_tls.h"
 #include "core/log.h"
 #include "device/driver_calls.h"
 #include "stub/interpose_hooks.h"
@@ -116,22 +117,25 @@ uintptr_t current_context() {
   return calls->ctx_get_current(&context) == CUDA_SUCCESS ? reinterpret_cast<uintptr_t>(context) : 0;
 }
 
+FIRSTASSERT_FAST_TLS thread_local source::RuntimeNesting runtime_calls;
+
 // One call of the program, seen through a hook: entered and exited for the observer, folded into the enclosing
 // runtime call when it is one's implementation.
 // Keeps the runtime depth right however the call ends (an exception or a longjmp through it).
 struct RuntimeScope {
   bool runtime;
   bool outermost;
-  explicit RuntimeScope(bool is_runtime) : runtime(is_runtime), outermost(is_runtime && source::runtime_call_entered()) {}
+  explicit RuntimeScope(bool is_runtime) : runtime(is_runtime), outermost(is_runtime && runtime_calls.entered()) {}
   ~RuntimeScope() {
-    if (runtime) source::runtime_call_exited();
+    if (runtime) runtime_calls.exited();
   }
 };
 
 template <typename Ret, typename Params, typename Call>
 Ret around(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* name, const Params& params, Call&& call) {
+  source::HookedCall hooked;  // CUPTI, if still subscribed, leaves this call (and those inside it) to us
   bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
-  if (!runtime && source::inside_runtime_call()) return call();
+  if (!runtime && runtime_calls.inside()) return call();
   RuntimeScope scope(runtime);
   if (runtime && !scope.outermost) return call();
   source::CallSite site{domain, cbid, &params, name};
@@ -156,12 +160,13 @@ Ret around(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* name,
 
 bool active() { return on.load(std::memory_order_acquire); }
 
-bool start(const source::Recording& recording) {
+bool start() {
   if (stub.route_hooks == nullptr || stub.route_hooks() == 0) return false;
-  source::start(recording);
   on.store(true, std::memory_order_release);
   return true;
 }
+
+void stop() { on.store(false, std::memory_order_release); }
 
 void attach(const FirstassertStub& s) { stub = s; }
 

@@ -13,8 +13,12 @@ namespace firstassert::interpose {
 void attach(const FirstassertStub& stub);
 // Whether the hooks can see the program's calls: only when the stub was preloaded.
 bool available();
-// From now on the hooks feed the shared observer; false (nothing started) when the stub could not route them here.
-bool start(const source::Recording& recording);
+// From now on the hooks feed the shared observer (source::start must have run), each call they wrap recorded by them
+// alone (source::HookedCall); false (nothing started) when the stub could not route them here. Also while CUPTI
+// records: that is how CUPTI is handed over.
+bool start();
+// The hooks only pass calls through again.
+void stop();
 bool active();
 
 }  // namespace firstassert::interpose

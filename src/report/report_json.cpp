@@ -123,7 +123,8 @@ std::string report_json(const ReportInput& in) {
   r["tool"] = {{"name", "firstassert"},
                {"version", in.tool.version},
                {"backend", in.tool.backend},
-               {"cupti", in.tool.cupti_path}};
+               {"cupti", in.tool.cupti_path},
+               {"cupti_handed_over", in.tool.cupti_handed_over}};
   json process = {{"pid", in.process.pid},
                   {"host", in.process.host},
                   {"argv", in.process.argv},

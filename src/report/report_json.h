@@ -17,6 +17,7 @@ struct ToolInfo {
   std::string version;
   std::string backend;      // "cupti"
   std::string cupti_path;   // the CUPTI library in use
+  bool cupti_handed_over = false;  // another tool subscribed to CUPTI later and got it; recording went on by hooks
 };
 
 struct ReportInput {

@@ -18,7 +18,7 @@ namespace {
 Recording recording;  // set once before recording starts; what it points to is never freed
 
 FIRSTASSERT_FAST_TLS thread_local bool inside_firstassert = false;
-FIRSTASSERT_FAST_TLS thread_local int runtime_depth = 0;
+FIRSTASSERT_FAST_TLS thread_local int hooked_depth = 0;
 
 }  // namespace
 
@@ -36,12 +36,9 @@ std::atomic<bool> stopped_here{false};
 void stop_in_this_process() { stopped_here.store(true, std::memory_order_release); }
 bool stopped() { return stopped_here.load(std::memory_order_acquire); }
 
-bool runtime_call_entered() { return runtime_depth++ == 0; }
-bool runtime_call_exited() {
-  if (runtime_depth > 0) --runtime_depth;  // a call entered before recording began has no ENTER
-  return runtime_depth == 0;
-}
-bool inside_runtime_call() { return runtime_depth > 0; }
+HookedCall::HookedCall() { ++hooked_depth; }
+HookedCall::~HookedCall() { --hooked_depth; }
+bool inside_hooked_call() { return hooked_depth > 0; }
 
 namespace {
 

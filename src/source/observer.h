@@ -43,12 +43,31 @@ bool inside_our_call();
 void stop_in_this_process();
 bool stopped();
 
-// The program's runtime calls on this thread: the driver calls made inside one are its implementation, folded
-// into it (each launch recorded once, each failing call counted once). entered/exited return true for the
-// outermost call.
-bool runtime_call_entered();
-bool runtime_call_exited();
-bool inside_runtime_call();
+// The program's runtime calls on this thread, as one source sees them: the driver calls made inside one are its
+// implementation, folded into it (each launch recorded once, each failing call counted once). entered/exited return
+// true for the outermost call. Each source keeps its own, thread_local (zero-initialized): when CUPTI is handed over
+// mid-call, a runtime call CUPTI saw enter but never leave cannot make the interposition hooks take every later call
+// on that thread for a nested one.
+struct RuntimeNesting {
+  int depth;
+  bool entered() { return depth++ == 0; }
+  bool exited() {
+    if (depth > 0) --depth;  // a call entered before recording began has no ENTER
+    return depth == 0;
+  }
+  bool inside() const { return depth > 0; }
+};
+
+// A call of the program the interposition hooks record themselves, from its entry to its return (nested calls
+// included): CUPTI, while it is still subscribed during a hand-over, leaves it alone, so no call is recorded twice.
+class HookedCall {
+ public:
+  HookedCall();
+  ~HookedCall();
+  HookedCall(const HookedCall&) = delete;
+  HookedCall& operator=(const HookedCall&) = delete;
+};
+bool inside_hooked_call();
 
 struct CallSite {
   CUpti_CallbackDomain domain;  // CUPTI_CB_DOMAIN_RUNTIME_API or CUPTI_CB_DOMAIN_DRIVER_API

@@ -3,7 +3,8 @@
 // libfirstassert.so, the library users preload, is small and links nothing but libc: every process under
 // LD_PRELOAD pays for loading it, and most (shells, compilers, the data loader's helpers) never touch CUDA. It holds
 // only what must sit in the preloaded object: the constructor that points CUDA_INJECTION64_PATH at it, the CUDA
-// entry points and dlsym of the interposition fallback, and the libc writers the device messages are read from.
+// entry points and dlsym of the interposition fallback, CUPTI's subscription calls (so that a tool subscribing later
+// is handed CUPTI), and the libc writers the device messages are read from.
 // The recorder itself (C++, libstdc++, libunwind, Boost.Stacktrace, CUPTI) is libfirstassert_recorder.so, loaded from
 // the same directory when CUDA initializes (InitializeInjection) or firstassert_enable() is called. Until then the
 // hooks only pass calls through.
@@ -38,11 +39,15 @@ void firstassert_recorder_stderr(const char* bytes, size_t size);  // what the p
 int firstassert_recorder_refresh_report(void);                  // firstassert_refresh_report(), forwarded
 const char* firstassert_recorder_set_report_dir(const char* dir);  // firstassert_set_report_dir(), forwarded
 int firstassert_recorder_stderr_pipe(int on);                   // firstassert_stderr_pipe(), forwarded
+int firstassert_recorder_disable(void);                         // firstassert_disable(), forwarded
+// Another tool is about to subscribe to CUPTI (the stub's hooks of cuptiSubscribe and cuptiSubscribe_v2, preloaded
+// only): the recorder hands CUPTI over if it holds it. name: the tool's subscriberName, or NULL.
+void firstassert_recorder_cupti_subscribing(const char* name);
 
 }  // extern "C"
 
 // Raised when the structure above changes: a stub never drives a recorder built for another.
-inline constexpr uint32_t kFirstassertAbi = 4;
+inline constexpr uint32_t kFirstassertAbi = 5;
 inline constexpr const char* kRecorderLibrary = "libfirstassert_recorder.so";
 
 // The recorder's implementation of the hook for a CUDA entry point `name`: firstassert_recorder_hook_<name>, with the

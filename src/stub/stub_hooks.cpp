@@ -2,11 +2,13 @@
 // wraps is defined here, resolves the real one once (RTLD_NEXT, else any loaded object) and never calls a missing
 // one. Until the recorder is loaded (recorder_abi.h) a hook only passes the call through; then it hands the call to the
 // recorder's implementation, which records it while interposition is on. cuGetProcAddress and dlsym are covered here
-// too, so that a pointer the program fetches leads to the same hooks. Links nothing but libc.
+// too, so that a pointer the program fetches leads to the same hooks; and CUPTI's subscription calls, so that a tool
+// subscribing later is handed CUPTI. Links nothing but libc.
 #include "stub_hooks.h"
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <cupti.h>
 #include <dlfcn.h>
 #include <link.h>
 #include <string.h>
@@ -150,6 +152,49 @@ namespace fas = firstassert::stub;
 FIRSTASSERT_INTERPOSED_RUNTIME(FIRSTASSERT_STUB_HOOK)
 FIRSTASSERT_INTERPOSED_DRIVER(FIRSTASSERT_STUB_HOOK)
 
+// CUPTI's subscription calls: X(name, (parameters), (arguments), the name the tool gives itself). Another tool that
+// subscribes while firstassert holds CUPTI (there is one subscriber per process) would be refused; the recorder
+// hands CUPTI over first (recorder/sources.h), then the call goes on, so the tool gets the slot and its callbacks.
+#define FIRSTASSERT_CUPTI_SUBSCRIBE_CALLS(X)                                                                    \
+  X(cuptiSubscribe, (CUpti_SubscriberHandle * subscriber, CUpti_CallbackFunc callback, void* userdata),         \
+    (subscriber, callback, userdata), nullptr)                                                                  \
+  X(cuptiSubscribe_v2,                                                                                          \
+    (CUpti_SubscriberHandle * subscriber, CUpti_CallbackFunc callback, void* userdata,                          \
+     CUpti_SubscriberParams* params),                                                                           \
+    (subscriber, callback, userdata, params), fas::subscriber_name(params))
+
+namespace firstassert::stub {
+namespace {
+
+// The recorder's firstassert_recorder_cupti_subscribing, once a preloaded stub has loaded it.
+std::atomic<void (*)(const char*)> cupti_door{nullptr};
+
+const char* subscriber_name(const CUpti_SubscriberParams* params) {
+  constexpr size_t needed = offsetof(CUpti_SubscriberParams, subscriberName) + sizeof params->subscriberName;
+  return params != nullptr && params->structSize >= needed ? params->subscriberName : nullptr;
+}
+
+}  // namespace
+}  // namespace firstassert::stub
+
+#define FIRSTASSERT_CUPTI_HOOK(name, decl, args, tool_name)                                                   \
+  namespace firstassert::stub {                                                                               \
+  namespace {                                                                                                 \
+  RealSlot real_##name;                                                                                       \
+  }                                                                                                           \
+  }                                                                                                           \
+  extern "C" __attribute__((visibility("hidden"))) CUptiResult CUPTIAPI firstassert_hook_##name decl {        \
+    using Fn = CUptiResult(CUPTIAPI*) decl;                                                                   \
+    auto fn = reinterpret_cast<Fn>(                                                                           \
+        fas::resolve(fas::real_##name, #name, reinterpret_cast<const void*>(&firstassert_hook_##name)));      \
+    if (fn == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;                                                    \
+    if (auto door = fas::cupti_door.load(std::memory_order_acquire)) door(tool_name);                         \
+    return fn args;                                                                                           \
+  }                                                                                                           \
+  FIRSTASSERT_INTERPOSE CUptiResult CUPTIAPI name decl __attribute__((alias("firstassert_hook_" #name)));
+
+FIRSTASSERT_CUPTI_SUBSCRIBE_CALLS(FIRSTASSERT_CUPTI_HOOK)
+
 namespace firstassert::stub {
 namespace {
 
@@ -166,6 +211,12 @@ struct Hook {
 Hook hooks[] = {FIRSTASSERT_INTERPOSED_RUNTIME(FIRSTASSERT_STUB_HOOK_ENTRY)
                     FIRSTASSERT_INTERPOSED_DRIVER(FIRSTASSERT_STUB_HOOK_ENTRY)};
 
+// The CUPTI hooks are never routed to the recorder's implementations: they only call the recorder's door first.
+#define FIRSTASSERT_CUPTI_HOOK_ENTRY(name, decl, args, tool_name) \
+  {#name, &real_##name, reinterpret_cast<void*>(&firstassert_hook_##name), nullptr},
+
+Hook cupti_hooks[] = {FIRSTASSERT_CUPTI_SUBSCRIBE_CALLS(FIRSTASSERT_CUPTI_HOOK_ENTRY)};
+
 RealSlot real_cuGetProcAddress_v2;
 
 // The hook that stands for fn: fn must be the very entry point the hook was written for (the one the shim would
@@ -173,9 +224,13 @@ RealSlot real_cuGetProcAddress_v2;
 // hook of its own, a second copy of a library) is not ours to wrap.
 void* hook_for(void* fn) {
   if (fn == nullptr) return nullptr;
-  for (Hook& hook : hooks) {
-    if (fn == hook.self) return fn;
-    if (fn == resolve(*hook.real, hook.name, hook.self)) return hook.self;
+  for (Hook* table : {&hooks[0], &cupti_hooks[0]}) {
+    size_t count = table == &hooks[0] ? sizeof hooks / sizeof hooks[0] : sizeof cupti_hooks / sizeof cupti_hooks[0];
+    for (size_t i = 0; i < count; ++i) {
+      Hook& hook = table[i];
+      if (fn == hook.self) return fn;
+      if (fn == resolve(*hook.real, hook.name, hook.self)) return hook.self;
+    }
   }
   return nullptr;
 }
@@ -203,6 +258,8 @@ void* real_entry_point(const char* name) {
   RealSlot unkept;  // not one of the hooks: the caller keeps what it found
   return resolve(unkept, name, nullptr);
 }
+
+void route_cupti_subscriptions(void (*door)(const char* name)) { cupti_door.store(door, std::memory_order_release); }
 
 bool attach_recorder_hooks(void* recorder) {
   for (Hook& hook : hooks) {

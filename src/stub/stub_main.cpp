@@ -79,6 +79,7 @@ struct Recorder {
   int (*refresh_report)() = nullptr;
   const char* (*set_report_dir)(const char*) = nullptr;
   int (*stderr_pipe)(int) = nullptr;
+  int (*disable)() = nullptr;
 };
 Recorder recorder;
 std::atomic<bool> recorder_ready{false};
@@ -117,6 +118,7 @@ void load_recorder() {
   }
   int (*attach)(const FirstassertStub*) = nullptr;
   void (*stderr_bytes)(const char*, size_t) = nullptr;
+  void (*cupti_subscribing)(const char*) = nullptr;
   if (!find(handle, "firstassert_recorder_attach", attach) ||
       !find(handle, "firstassert_recorder_initialize_injection", recorder.initialize_injection) ||
       !find(handle, "firstassert_recorder_enable", recorder.enable) ||
@@ -124,13 +126,18 @@ void load_recorder() {
       !find(handle, "firstassert_recorder_refresh_report", recorder.refresh_report) ||
       !find(handle, "firstassert_recorder_set_report_dir", recorder.set_report_dir) ||
       !find(handle, "firstassert_recorder_stderr_pipe", recorder.stderr_pipe) ||
+      !find(handle, "firstassert_recorder_disable", recorder.disable) ||
+      !find(handle, "firstassert_recorder_cupti_subscribing", cupti_subscribing) ||
       !find(handle, "firstassert_recorder_stderr", stderr_bytes))
     return;
   services.preloaded = preloaded(self) ? 1 : 0;
   recorder_handle = handle;
   if (attach(&services) == 0) return;  // the recorder has said why
-  // The tap only interposes when preloaded; loaded by dlopen, the program never calls it.
-  if (services.preloaded != 0) attach_stderr_tap(stderr_bytes);
+  // The tap and the CUPTI hooks only interpose when preloaded; loaded by dlopen, the program never calls them.
+  if (services.preloaded != 0) {
+    attach_stderr_tap(stderr_bytes);
+    route_cupti_subscriptions(cupti_subscribing);
+  }
   recorder_ready.store(true, std::memory_order_release);
 }
 
@@ -164,6 +171,10 @@ FIRSTASSERT_EXPORT int firstassert_refresh_report(void) {
 // Before the recorder is loaded there is nothing to move: FIRSTASSERT_DIR is read when recording starts.
 FIRSTASSERT_EXPORT const char* firstassert_set_report_dir(const char* dir) {
   return fas::recorder_ready.load(std::memory_order_acquire) ? fas::recorder.set_report_dir(dir) : dir;
+}
+
+FIRSTASSERT_EXPORT int firstassert_disable(void) {
+  return fas::recorder_ready.load(std::memory_order_acquire) ? fas::recorder.disable() : 0;
 }
 
 FIRSTASSERT_EXPORT int firstassert_stderr_pipe(int on) {

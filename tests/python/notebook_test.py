@@ -280,7 +280,10 @@ class StderrPipe(unittest.TestCase):
         self.assertIs(result["again"], True, run.stderr)
         self.assertNotEqual(result["reenabled"], result["before"], "enable() after disable() pipes fd 2 again")
         self.assertEqual(result["final"], result["before"])
-        self.assertEqual(run.stderr, "through the pipe\nafter disable\nenabled again\n")
+        # Each enable() says once that CUPTI is held (not preloaded, a later profiler cannot be handed it).
+        held = ("firstassert: recording holds CUPTI: a profiler started from now on (torch.profiler, Nsight Systems) "
+                "is refused it; firstassert.disable() (C: firstassert_disable()) gives it back\n")
+        self.assertEqual(run.stderr, held + "through the pipe\nafter disable\n" + held + "enabled again\n")
 
     def test_a_process_dying_of_a_signal_still_says_so(self):
         with tempfile.TemporaryDirectory() as tmp:

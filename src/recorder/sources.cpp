@@ -1,0 +1,115 @@
+#include "sources.h"
+
+#include <mutex>
+
+#include "core/log.h"
+#include "cupti/subscriber.h"
+#include "interpose.h"
+#include "source/observer.h"
+
+namespace firstassert::sources {
+namespace {
+
+// Held for a whole change of source, which may wait on calls in flight (below).
+std::mutex change_mutex;
+
+// What describe() reads, under its own lock: a report written from a call CUPTI is recording while a hand-over
+// waits for that call must not wait for the hand-over.
+std::mutex state_mutex;
+std::string backend;  // "cupti", "interpose" or "" (off)
+std::string cupti_path;
+bool handed_over = false;
+
+void set_state(const std::string& now_backend, const std::string& now_cupti_path) {
+  std::lock_guard lock(state_mutex);
+  backend = now_backend;
+  if (!now_cupti_path.empty()) cupti_path = now_cupti_path;
+}
+
+// How long giving CUPTI up waits for the calls it showed entering. At least the grace: a call that passed the stub's
+// hook just before the hooks were routed here reaches CUPTI's callback within it. At most the wait: a
+// synchronization blocked on a long kernel is not waited for longer (its return is then not seen).
+constexpr int kGraceMs = 20;
+constexpr int kWaitMs = 1000;
+
+std::string who(const char* name) {
+  if (name == nullptr || *name == '\0') return "another tool (a profiler?)";
+  return std::string("a tool named \"") + name + "\"";
+}
+
+}  // namespace
+
+bool start(Backend wanted, const std::string& wanted_cupti_path, std::string& message) {
+  std::lock_guard lock(change_mutex);
+  message.clear();
+  if (wanted != Backend::interpose) {
+    cupti::SubscribeResult started = cupti::start_recording(wanted_cupti_path);
+    message = started.message;
+    if (started.recording) {
+      set_state("cupti", started.cupti_path);
+      return true;
+    }
+  }
+  if (wanted == Backend::cupti) {
+    set_state("", "");
+    return false;
+  }
+  std::string why = message;
+  if (!interpose::available()) {
+    message = why + (why.empty() ? "" : "; ") + "interposition needs the shim preloaded (LD_PRELOAD or firstassert run)";
+  } else if (!interpose::start()) {
+    message = why + (why.empty() ? "" : "; ") + "interposition could not start (see above)";
+  } else {
+    if (wanted == Backend::automatic) say("%s; recording through interposition instead", why.c_str());
+    message = "recording launches through interposition";
+    set_state("interpose", "");
+    return true;
+  }
+  set_state("", "");
+  return false;
+}
+
+void before_other_subscriber(const char* name) {
+  try {
+    if (source::inside_our_call() || source::stopped()) return;  // our own subscription, or a forked child's
+    std::lock_guard lock(change_mutex);
+    if (!cupti::recording()) return;
+    // The hooks first, so that no call goes unrecorded between the two sources: from now on each call through them
+    // is theirs alone, and CUPTI keeps only the calls already inside it until they return.
+    bool hooks = interpose::start();
+    bool whole = cupti::stop_recording(kGraceMs, kWaitMs);
+    {
+      std::lock_guard state(state_mutex);
+      backend = hooks ? "interpose" : "";
+      handed_over = true;
+    }
+    if (!hooks) {
+      say("%s subscribes to CUPTI: firstassert gave CUPTI up, and recording stops (the interposition hooks could "
+          "not start)", who(name).c_str());
+      return;
+    }
+    info("%s subscribes to CUPTI: firstassert handed CUPTI over and records through interposition from now on%s",
+         who(name).c_str(),
+         whole ? "" : " (a call still inside CUDA after 1 s, on another thread, was not seen returning)");
+  } catch (...) {
+    // Nothing may reach the tool's C code: the tool's call goes on whatever happened here.
+  }
+}
+
+void stop() {
+  std::lock_guard lock(change_mutex);
+  interpose::stop();
+  cupti::stop_recording(0, kWaitMs);
+  set_state("", "");
+}
+
+bool holds_cupti() { return cupti::recording(); }
+
+void describe(ToolInfo& tool) {
+  std::lock_guard lock(state_mutex);
+  tool.backend = backend;
+  tool.cupti_path = cupti_path;
+  tool.cupti_handed_over = handed_over;
+}
+
+}  // namespace firstassert::sources
