@@ -234,7 +234,7 @@ bool activate(ActivatedBy by) {
 }
 
 bool disable() {
-  if (shim == nullptr) return false;
+  if (shim == nullptr || source::stopped()) return false;  // a forked child's locks may be held by a lost thread
   std::lock_guard lock(switch_mutex);
   if (!recording.load(std::memory_order_acquire)) return false;
   StderrPipe::process().stop(kPipeCatchUpMs, kPipeCatchUpMs / 5);

@@ -2,7 +2,7 @@
 """Test: the Python package firstassert in a notebook's ways, with the simulator (stdlib unittest, no pytest).
 
 usage: notebook_test.py PACKAGE_ROOT SHIM SIM_DIR
-       notebook_test.py --child[-enable-early|-slot-taken|-disable|-report-before-enable] PACKAGE_ROOT SHIM SIM_DIR
+       notebook_test.py --child[-enable-early|-slot-taken|-disable|-disarm|-report-before-enable] PACKAGE_ROOT SHIM SIM_DIR
                         [REPORT_DIR]
        PACKAGE_ROOT  build/python, which holds the build tree's copy of the package
        SHIM     build/src/libfirstassert.so
@@ -99,6 +99,25 @@ def child_enable_early(package_root, shim, sim_dir):
     return 0
 
 
+def child_disarm(package_root, shim, sim_dir):
+    """enable() before CUDA started armed the shim through the environment; disable() then disarms it, and CUDA
+    starting afterwards brings no recorder up."""
+    sys.path.insert(0, package_root)
+    import firstassert as fa
+    os.environ["CUDA_INJECTION64_PATH"] = "/opt/other/libtool.so"
+    armed = fa.enable(lib=shim)
+    disarmed = fa.disable()
+    environment = {k: os.environ.get(k) for k in ("CUDA_INJECTION64_PATH", "FIRSTASSERT_CHAINED_INJECTION")}
+    if os.environ.get("CUDA_INJECTION64_PATH") == "/opt/other/libtool.so":
+        os.environ.pop("CUDA_INJECTION64_PATH")  # that tool does not exist here; the shim, left armed, would load
+    load_cuda(sim_dir)
+    with open("/proc/self/maps") as maps:
+        recorder_loaded = "libfirstassert_recorder.so" in maps.read()
+    print(json.dumps({"armed": armed, "disarmed": disarmed, "environment": environment,
+                      "recorder_loaded": recorder_loaded}))
+    return 0
+
+
 def child_slot_taken(package_root, shim, sim_dir):
     """Another tool holds CUPTI's only subscriber slot: enable() returns False with one line."""
     sys.path.insert(0, package_root)
@@ -124,8 +143,24 @@ def load_cuda(sim_dir):
     return kernels, cudart
 
 
+PROFILER_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_uint, ctypes.c_void_p)
+_ignore = PROFILER_CALLBACK(lambda *_: None)
+
+
+def profiler_subscribes(sim_dir):
+    """A profiler's cuptiSubscribe, as torch.profiler's Kineto makes it: the CUPTI result (0 when it got the slot,
+    39 when another subscriber holds it); it unsubscribes again at once."""
+    cupti = ctypes.CDLL(os.path.join(sim_dir, "libcupti.so.13"))
+    handle = ctypes.c_void_p()
+    result = cupti.cuptiSubscribe(ctypes.byref(handle), _ignore, None)
+    if result == 0:
+        cupti.cuptiUnsubscribe(handle)
+    return result
+
+
 def child_disable(package_root, shim, sim_dir):
-    """Enabled in-process, the stderr pipe takes fd 2 unless it is a terminal; disable() gives it back."""
+    """Enabled in-process, the stderr pipe takes fd 2 unless it is a terminal, and CUPTI is held; disable() gives
+    both back, and enable() takes them again."""
     sys.path.insert(0, package_root)
     import firstassert as fa
     identity = lambda: list(os.fstat(2)[1:3])  # (inode, device)
@@ -133,16 +168,21 @@ def child_disable(package_root, shim, sim_dir):
     load_cuda(sim_dir)
     enabled = fa.enable(lib=shim)
     during = identity()
+    held = profiler_subscribes(sim_dir)
     os.write(2, b"through the pipe\n")
-    fa.disable()
+    disabled = fa.disable()
     after = identity()
+    freed = profiler_subscribes(sim_dir)
     os.write(2, b"after disable\n")
     again = fa.enable(lib=shim)
     reenabled = identity()
+    held_again = profiler_subscribes(sim_dir)
     os.write(2, b"enabled again\n")
     fa.disable()
     print(json.dumps({"enabled": enabled, "before": before, "during": during, "after": after, "again": again,
-                      "reenabled": reenabled, "final": identity(), "tty": os.isatty(2)}))
+                      "reenabled": reenabled, "final": identity(), "tty": os.isatty(2), "held": held,
+                      "disabled": disabled, "freed": freed, "held_again": held_again,
+                      "disabled_twice": fa.disable()}))
     return 0
 
 
@@ -280,10 +320,24 @@ class StderrPipe(unittest.TestCase):
         self.assertIs(result["again"], True, run.stderr)
         self.assertNotEqual(result["reenabled"], result["before"], "enable() after disable() pipes fd 2 again")
         self.assertEqual(result["final"], result["before"])
+        # CUPTI: a profiler is refused while enabled (not preloaded, firstassert cannot hand it over), gets it after
+        # disable(), and is refused again once enable() records again.
+        self.assertEqual((result["held"], result["freed"], result["held_again"]), (39, 0, 39), run.stderr)
+        self.assertIs(result["disabled"], True)
+        self.assertIs(result["disabled_twice"], False, "nothing was recording any more")
         # Each enable() says once that CUPTI is held (not preloaded, a later profiler cannot be handed it).
         held = ("firstassert: recording holds CUPTI: a profiler started from now on (torch.profiler, Nsight Systems) "
                 "is refused it; firstassert.disable() (C: firstassert_disable()) gives it back\n")
         self.assertEqual(run.stderr, held + "through the pipe\nafter disable\n" + held + "enabled again\n")
+
+    def test_disable_before_cuda_started_disarms_the_shim(self):
+        run = run_child("--child-disarm")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        result = json.loads(run.stdout)
+        self.assertEqual((result["armed"], result["disarmed"]), (True, True), run.stderr)
+        self.assertEqual(result["environment"], {"CUDA_INJECTION64_PATH": "/opt/other/libtool.so",
+                                                 "FIRSTASSERT_CHAINED_INJECTION": None})
+        self.assertIs(result["recorder_loaded"], False, "CUDA started after disable(): nothing records")
 
     def test_a_process_dying_of_a_signal_still_says_so(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -479,7 +533,7 @@ class Enable(unittest.TestCase):
 if __name__ == "__main__":
     children = {"--child": child, "--child-armed": lambda *args: child(*args, enable_first=True),
                 "--child-enable-early": child_enable_early, "--child-slot-taken": child_slot_taken,
-                "--child-disable": child_disable, "--child-crash": child_crash, "--child-report-before-enable": child_report_before_enable}
+                "--child-disable": child_disable, "--child-disarm": child_disarm, "--child-crash": child_crash, "--child-report-before-enable": child_report_before_enable}
     if len(sys.argv) >= 5 and sys.argv[1] in children:
         sys.exit(children[sys.argv[1]](*sys.argv[2:]))
     if len(sys.argv) != 4:
