@@ -83,7 +83,9 @@ def list_matrix():
     lines = ["cases (tests/gpu):"]
     for case in table.CASES:
         frame = "; Python frame at its FAILING_OP line" if case.python and not case.healthy else ""
-        lines.append(f"  {case.name:<14} {case.program:<18} expects {case.shows}{frame}")
+        profile = ("; its profile holds kernels; CUPTI handed over (interpose) in the CUPTI modes"
+                   if case.profiled else "")
+        lines.append(f"  {case.name:<14} {case.program:<18} expects {case.shows}{frame}{profile}")
     lines.append("modes:")
     for mode in table.MODES:
         settings = " ".join(f"{k}={v}" for k, v in mode.env.items()) or ("no shim" if not mode.shim else "defaults")

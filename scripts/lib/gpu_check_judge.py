@@ -6,7 +6,12 @@ confidence the mode allows, recorded by the mode's backend; the device's asserti
 name the case's `# FAILING_OP` line (Python cases); and the report was rewritten at exit. The healthy loop passes
 when it leaves no report, prints exactly what it prints without the shim, and the shim says nothing. Without the
 shim ("bare"), a case passes when it provokes its assert (or, healthy, exits 0) and leaves no report.
+
+A profiled case (profiler_late) must also, in every mode, bare included, have said that its torch.profiler profile
+held kernel events, more than 0 (check "profiler"); with the shim, the backend it is judged against and the
+tool.cupti_handed_over it must report (check "handed_over") are the case's in that mode (Case.tool_in).
 """
+import json
 import os
 import sys
 from dataclasses import dataclass, field
@@ -141,6 +146,8 @@ def judge(case, mode, outcome, bare=None):
         check("report", not outcome.reports, "a report without the shim: " + ", ".join(outcome.reports))
     else:
         judge_failing(row, case, mode, outcome, bare, check)
+    if case.profiled:
+        judge_profile(row, outcome, check)
     row.result = "FAIL" if row.failed else "PASS"
     if row.failed:
         row.notes += [f"stderr: {line}" for line in firstassert_lines(outcome)]
@@ -152,6 +159,30 @@ def judge(case, mode, outcome, bare=None):
 def describe_end(outcome):
     said = outcome.lines("gpu-check: caught") + outcome.lines("gpu-check: no error")
     return f"{outcome.ended}" + (f"; it said: {said[0]}" if said else "; it never reached its error handling")
+
+
+def profiler_kernels(outcome):
+    """The number of kernel events the case said its profile held, or None when it said none."""
+    for line in outcome.lines(gpucase.PROFILER_KERNELS):
+        try:
+            return int(line[len(gpucase.PROFILER_KERNELS):].strip())
+        except ValueError:
+            continue
+    return None
+
+
+def judge_profile(row, outcome, check):
+    """The profile the case took around healthy kernels held some: then torch.profiler records CUDA kernels in this
+    mode (without the shim: at all)."""
+    kernels = profiler_kernels(outcome)
+    if kernels is None:
+        failed = outcome.lines(gpucase.PROFILER_FAILED)
+        check("profiler", False, ("the profiler failed: " + failed[0][len(gpucase.PROFILER_FAILED):]) if failed else
+              ("the profile's kernel count was never printed: " + describe_end(outcome)))
+    elif kernels > 0:
+        row.notes.append(f"the profile held {kernels} kernel events")
+    else:
+        check("profiler", False, "the profile held 0 kernel events: torch.profiler recorded no CUDA kernel")
 
 
 def judge_healthy(row, mode, outcome, bare, check):
@@ -199,7 +230,9 @@ def judge_failing(row, case, mode, outcome, bare, check):
     matched = matched_alternative(culprit, case.expect)
     row.reported = culprit_text(culprit, matched)
     row.confidence = str((culprit or {}).get("confidence", "-"))
-    row.backend = str((report.get("tool") or {}).get("backend", "-"))
+    tool = report.get("tool") if isinstance(report.get("tool"), dict) else {}
+    row.backend = str(tool.get("backend", "-"))
+    backend, handed_over = case.tool_in(mode)
     secondary = report.get("secondary") if isinstance(report.get("secondary"), dict) else {}
     row.secondary = str(secondary.get("count", "?")) + ("" if report.get("final") else " (not final)")
 
@@ -211,7 +244,14 @@ def judge_failing(row, case, mode, outcome, bare, check):
     check("confidence", row.confidence in mode.confidence,
           f"confidence {row.confidence} ({(culprit or {}).get('reason', '')}); this mode allows "
           f"{' or '.join(mode.confidence)}")
-    check("backend", row.backend == mode.backend, f"recorded by {row.backend}, not {mode.backend}")
+    check("backend", row.backend == backend, f"recorded by {row.backend}, not {backend}" +
+          (" (a profiler subscribed to CUPTI after the shim)" if backend != mode.backend else ""))
+    if handed_over is not None:
+        said = json.dumps(tool["cupti_handed_over"]) if "cupti_handed_over" in tool else "absent (an older shim)"
+        check("handed_over", tool.get("cupti_handed_over") is handed_over,
+              f"tool.cupti_handed_over is {said}, not {json.dumps(handed_over)} (" +
+              ("this mode records through CUPTI, which the shim hands over when the profiler subscribes" if handed_over
+               else "in this mode firstassert never held CUPTI") + ")")
     check("message", bool(report.get("device_messages")), "no device assertion line was read from stderr")
     if case.python:
         row.python_frame, ok = python_frame(culprit, case.source)

@@ -6,6 +6,9 @@ returns its lines of text; they inform and do not change the exit status.
   3  do breadcrumb writes read back correctly after a device assert  tests/gpu/probe_breadcrumbs.cu, the reports
   4  which libc functions libcuda prints the assertion line with     its dynamic imports against the shim's exports
   5  can the shim coexist with torch.profiler                        tests/gpu/profiler_probe.py
+
+Probe 5's late order, with the profiler stopped before the assert, is also judged, as the profiler_late case of the
+table; the probe still tells the early order, and what a profile running when the assert fires does.
 """
 import os
 import subprocess
@@ -93,7 +96,7 @@ def profiler_run_text(outcome, expect, with_shim):
         return "not run" + (": " + outcome.not_run if outcome is not None else "")
     if outcome.returncode == gpucase.EXIT_SKIP:
         return "skipped: " + "; ".join(line[len("gpu-check: skip: "):] for line in outcome.lines("gpu-check: skip: "))
-    kernels = outcome.lines("gpu-check: profiler kernels: ")
+    kernels = outcome.lines(gpucase.PROFILER_KERNELS)
     stop = outcome.lines("gpu-check: profiler stop after the assert: ")
     parts = [outcome.ended + (" (saw the assert)" if saw_assert(outcome) else " (did NOT see the assert)"),
              f"profiler recorded {kernels[0].rsplit(':', 1)[1].strip() if kernels else '?'} kernels",

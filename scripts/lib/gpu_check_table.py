@@ -2,7 +2,9 @@
 
 A case names its program, the kernel its report must blame (any of a few case-insensitive substrings of the
 kernel's demangled or mangled name: real PyTorch kernel names are long templated strings, and which kernel serves an
-op changes between versions), and whether the report's Python frames must name its `# FAILING_OP` line.
+op changes between versions), and whether the report's Python frames must name its `# FAILING_OP` line. A profiled
+case also says how many kernels the torch.profiler profile it took held (gpucase.PROFILER_KERNELS), and expects the
+report's tool object to show what a profiler subscribing to CUPTI after the shim leads to (Case.tool_in).
 """
 import os
 import re
@@ -24,6 +26,7 @@ class Case:
     nvcc_flags: tuple = ()       # for .cu programs
     toolkit_cupti: bool = False  # name the toolkit's CUPTI in FIRSTASSERT_CUPTI (no libcudart is loaded to find it by)
     args: tuple = ()
+    profiled: bool = False       # starts torch.profiler once the shim records; its profile must hold kernels
 
     @property
     def source(self):
@@ -37,6 +40,24 @@ class Case:
     def slug(self):
         """The name as a file name: of the nvcc-built program (one source is built two ways), of the run's files."""
         return re.sub(r"[^A-Za-z0-9_]+", "_", self.name).strip("_")
+
+    def tool_in(self, mode):
+        """(the report's tool.backend, its tool.cupti_handed_over or None where that is not checked) in mode.
+
+        A profiled case's profiler subscribes to CUPTI after the shim began recording (issue 18), so:
+          default, sync=all  (the mode's backend is cupti) the shim held CUPTI and hands it over at the profiler's
+                             cuptiSubscribe, then records on through its interposition hooks: backend interpose,
+                             cupti_handed_over true. FIRSTASSERT_SYNC changes nothing there: the forced syncs follow
+                             each launch whichever source recorded it, so sync=all still wants "exact".
+          interpose          firstassert never subscribed, so the profiler's subscription is no hand-over: backend
+                             interpose, cupti_handed_over false (true would say it held CUPTI against the setting).
+        Any other case keeps its mode's backend and is not asked about the hand-over.
+        """
+        if not self.profiled:
+            return mode.backend, None
+        if mode.backend == "cupti":
+            return "interpose", True
+        return mode.backend, False
 
 
 @dataclass(frozen=True)
@@ -64,6 +85,7 @@ CASES = (
          nvcc_flags=("-cudart", "static"), toolkit_cupti=True),
     Case("two_streams", "two_streams.py", ("nll_loss",), "nll_loss_forward_reduce_cuda_kernel_2d"),
     Case("graph_replay", "graph_replay.py", (GRAPH,), GRAPH),
+    Case("profiler_late", "profiler_late.py", ("nll_loss",), "nll_loss_forward_reduce_cuda_kernel_2d", profiled=True),
     Case("healthy_loop", "healthy_loop.py", shows="no report, same output", healthy=True),
 )
 
@@ -76,7 +98,8 @@ MODES = (
     Mode("interpose", {"FIRSTASSERT_BACKEND": "interpose"}, backend="interpose", confidence=("exact", "likely")),
 )
 
-# Programs that are not cases: the probes (tests/gpu/probe_*.cu, profiler_probe.py) and the first look at the machine.
+# Programs that are not cases: the probes (tests/gpu/probe_*.cu, profiler_probe.py: probe 5, whose late order with the
+# profiler stopped before the assert is the profiler_late case) and the first look at the machine.
 PROBE_PROGRAMS = {
     "probe_cupti": Case("probe_cupti", "probe_cupti.cu", nvcc_flags=("-cudart", "shared")),
     "probe_breadcrumbs": Case("probe_breadcrumbs", "probe_breadcrumbs.cu", nvcc_flags=("-cudart", "shared")),

@@ -10,6 +10,8 @@ usage: gpu_check_test.py SHIM SIM_DIR NVCC [TEST_NAME ...] [--except PATTERN ...
        then which tests, as tests/support/skip_aware.py takes them
 """
 import contextlib
+import copy
+import dataclasses
 import io
 import json
 import os
@@ -193,6 +195,7 @@ class Harness(unittest.TestCase):
     def setUpClass(cls):
         cls.out = tempfile.mkdtemp(prefix="gpu-check-test-")
         cases = (sim_case("sim_nll_loss", "assert"),
+                 sim_case("sim_profiled", "profiled", profiled=True),
                  Case("sim_healthy", "sim_case.py", shows="no report, same output", healthy=True,
                       args=(SIM_DIR, "healthy")))
         printed = io.StringIO()
@@ -209,7 +212,7 @@ class Harness(unittest.TestCase):
 
     def test_every_row_passes_on_the_simulator(self):
         self.assertEqual(self.status, 0, self.printed)
-        self.assertEqual(len(self.rows), 2 * len(MODES))
+        self.assertEqual(len(self.rows), 3 * len(MODES))
         for key, row in self.rows.items():
             self.assertEqual(row["verdict"], "PASS", key)
 
@@ -226,6 +229,17 @@ class Harness(unittest.TestCase):
                 self.assertEqual(row["secondary"], secondary)
         self.assertEqual(self.rows[("sim_healthy", "default")]["reported"], "none")
 
+    def test_a_profiler_started_later_is_handed_cupti_and_the_culprit_is_still_named(self):
+        # The simulator's CUPTI has one subscriber slot, as CUDA 13's: under the shim, the stand-in profiler gets it
+        # only by the hand-over, after which the shim records through interposition.
+        for mode in ("default", "sync=all", "interpose"):
+            with self.subTest(mode=mode):
+                row = self.rows[("sim_profiled", mode)]
+                self.assertEqual(row["reported"], "nll_loss_forward_reduce_cuda_kernel_2d")
+                self.assertEqual(row["backend"], "interpose")
+                self.assertIn("the profile held 3 kernel events", row["notes"])
+        self.assertIn("the profile held 3 kernel events", self.rows[("sim_profiled", "bare")]["notes"])
+
     def test_the_table_has_one_line_per_row_then_the_probes(self):
         lines = self.printed.splitlines()
         heading = next(i for i, text in enumerate(lines) if text.startswith("case "))
@@ -233,7 +247,7 @@ class Harness(unittest.TestCase):
             self.assertIn(column, lines[heading])
         body = lines[heading + 2:heading + 2 + len(self.rows)]
         self.assertEqual(sorted((text.split()[0], text.split()[1]) for text in body), sorted(self.rows))
-        self.assertIn("8 rows: 8 pass, 0 fail, 0 skipped", self.printed)
+        self.assertIn("12 rows: 12 pass, 0 fail, 0 skipped", self.printed)
         for number in range(1, 6):
             self.assertRegex(self.printed, rf"\n{number}\. ")
 
@@ -254,11 +268,15 @@ class Checks(unittest.TestCase):
         cls.dir = tempfile.mkdtemp(prefix="gpu-check-checks-")
         cls.case = sim_case("sim_nll_loss", "assert")
         cls.outcomes = {}
-        for name, what, shim in (("bare", "assert", False), ("default", "assert", True),
-                                 ("healthy", "healthy", True), ("differs_bare", "differs", False),
-                                 ("differs", "differs", True)):
+        cls.profiled = sim_case("sim_profiled", "profiled", profiled=True)
+        for name, what, shim, extra in (("bare", "assert", False, {}), ("default", "assert", True, {}),
+                                        ("healthy", "healthy", True, {}), ("differs_bare", "differs", False, {}),
+                                        ("differs", "differs", True, {}), ("profiled_bare", "profiled", False, {}),
+                                        ("profiled", "profiled", True, {}),
+                                        ("profiled_interpose", "profiled", True, MODE["interpose"].env)):
             argv = [sys.executable, os.path.join(HERE, "sim_case.py"), SIM_DIR, what]
-            cls.outcomes[name] = run(argv, os.path.join(cls.dir, name), environment(SHIM if shim else None), 60)
+            cls.outcomes[name] = run(argv, os.path.join(cls.dir, name), environment(SHIM if shim else None, extra),
+                                     60)
 
     @classmethod
     def tearDownClass(cls):
@@ -310,6 +328,59 @@ class Checks(unittest.TestCase):
         self.assertLess(outcome.elapsed, 10)
         self.assertTrue(self.verdict(self.case, MODE["default"], outcome).startswith("FAIL: timeout, exit"))
 
+    def profiled_outcome(self, name, kernels_line=None, **tool):
+        """A copy of a run of the profiled case, with its kernels line replaced (None: as it was; "": left out) and
+        its report's tool object changed (a value None: the key removed)."""
+        outcome = self.outcomes[name]
+        stdout = outcome.stdout
+        if kernels_line is not None:
+            lines = [line for line in stdout.splitlines(keepends=True)
+                     if not line.startswith((gpucase.PROFILER_KERNELS, gpucase.PROFILER_FAILED))]
+            stdout = "".join(([kernels_line + "\n"] if kernels_line else []) + lines)
+        report = copy.deepcopy(outcome.report)
+        for key, value in tool.items():
+            if value is None:
+                report["tool"].pop(key)
+            else:
+                report["tool"][key] = value
+        return dataclasses.replace(outcome, stdout=stdout, report=report)
+
+    def test_a_profiled_case_passes_with_kernels_and_the_tool_its_mode_expects(self):
+        for name, mode in (("profiled", "default"), ("profiled_interpose", "interpose"), ("profiled_bare", "bare")):
+            with self.subTest(mode=mode):
+                self.assertIn(gpucase.PROFILER_KERNELS + "3", self.outcomes[name].stdout)
+                self.assertEqual(self.verdict(self.profiled, MODE[mode], self.outcomes[name],
+                                              self.outcomes["profiled_bare"]), "PASS")
+
+    def test_a_profile_without_kernels_fails_in_every_mode_the_bare_one_too(self):
+        bare = self.outcomes["profiled_bare"]
+        for name, mode in (("profiled", "default"), ("profiled_interpose", "interpose"), ("profiled_bare", "bare")):
+            for line, says in ((gpucase.PROFILER_KERNELS + "0", "the profile held 0 kernel events"),
+                               ("", "kernel count was never printed"),
+                               (gpucase.PROFILER_FAILED + "RuntimeError: no CUPTI",
+                                "the profiler failed: RuntimeError: no CUPTI")):
+                with self.subTest(mode=mode, line=line):
+                    row = judge(self.profiled, MODE[mode], self.profiled_outcome(name, line), bare)
+                    self.assertEqual(row.verdict, "FAIL: profiler")
+                    self.assertTrue(any(says in note for note in row.notes), row.notes)
+        # A case that takes no profile is not asked for one.
+        self.assertEqual(self.verdict(self.case, MODE["default"], self.outcomes["default"]), "PASS")
+
+    def test_the_hand_over_is_what_the_mode_expects(self):
+        bare = self.outcomes["profiled_bare"]
+        for name, mode, tool, verdict in (
+                # Recorded through CUPTI and never handed over: the profiler did not subscribe (or was refused).
+                ("profiled", "default", dict(backend="cupti", cupti_handed_over=False), "FAIL: backend, handed_over"),
+                ("profiled", "sync=all", dict(cupti_handed_over=False), "FAIL: handed_over"),
+                ("profiled", "default", dict(cupti_handed_over=None), "FAIL: handed_over"),  # a shim before issue 18
+                # Under FIRSTASSERT_BACKEND=interpose firstassert never held CUPTI: true would be wrong.
+                ("profiled_interpose", "interpose", dict(cupti_handed_over=True), "FAIL: handed_over")):
+            with self.subTest(mode=mode, tool=tool):
+                row = judge(self.profiled, MODE[mode], self.profiled_outcome(name, **tool), bare)
+                self.assertEqual(row.verdict, verdict)
+                if "handed_over" in verdict:
+                    self.assertTrue(any("tool.cupti_handed_over is " in note for note in row.notes), row.notes)
+
     def test_what_did_not_run_is_skip_never_pass(self):
         self.assertEqual(self.verdict(self.case, MODE["default"], Outcome(not_run="no nvcc")), "SKIP: no nvcc")
         said = Outcome(returncode=gpucase.EXIT_SKIP, stdout="gpu-check: skip: Triton cannot be imported\n")
@@ -325,6 +396,15 @@ class Pieces(unittest.TestCase):
             self.assertEqual((taken, why), (os.path.join(SIM_DIR, "libcupti.so.13"), ""))
             quiet = run(argv, work, environment(SHIM), 60)
             self.assertEqual(gpu_check.cupti_taken(quiet), ("", "the run ended with exit 0 and the shim said nothing"))
+
+    def test_a_profiled_case_expects_the_hand_over_only_where_the_mode_records_through_cupti(self):
+        profiled = next(case for case in CASES if case.profiled)
+        self.assertEqual(profiled.name, "profiler_late")
+        for mode, tool in (("default", ("interpose", True)), ("sync=all", ("interpose", True)),
+                           ("interpose", ("interpose", False))):
+            with self.subTest(mode=mode):
+                self.assertEqual(profiled.tool_in(MODE[mode]), tool)
+                self.assertEqual(CASES[0].tool_in(MODE[mode]), (MODE[mode].backend, None))
 
     def test_short_kernel_names(self):
         for name, short in (

@@ -5,8 +5,15 @@ crash (those two it sees by itself).
 A case program does its healthy set-up, then hands the failing operation to run_failing() from a line marked
 `# FAILING_OP`, which is the line the report's Python frames should name. The nvcc-built cases keep the same exit
 codes (tests/gpu/nvcc_assert.cu).
+
+A case that takes a torch.profiler profile first (profiler_late.py; probe 5's profiler_probe.py too) says how many
+kernel events it held in one line, PROFILER_KERNELS and the number, or why it has no number, PROFILER_FAILED and the
+error; the judge reads them.
 """
+import json
+import os
 import sys
+import tempfile
 
 EXIT_NO_ERROR = 0      # the failing op ran and nothing failed: the case did not provoke its assert
 EXIT_ASSERT = 3        # the job saw "device-side assert triggered": how a failing case should end
@@ -16,6 +23,8 @@ EXIT_SKIP = 5          # something the case needs is not here (Triton, a usable 
 MARKER = "gpu-check: the failing op is next"
 FAILING_OP = "# FAILING_OP"  # marks the case file's line the report should name
 ASSERT_TEXT = "device-side assert"  # in the text of the error every framework raises for cudaErrorAssert
+PROFILER_KERNELS = "gpu-check: profiler kernels: "  # and the number of kernel events the profile held
+PROFILER_FAILED = "gpu-check: profiler failed: "    # and the error the profiler raised instead
 
 
 def skip(reason):
@@ -32,6 +41,22 @@ def require_cuda():
     if not torch.cuda.is_available():
         skip("torch sees no CUDA device")
     return torch
+
+
+def kernel_events(session):
+    """Kernels a stopped torch.profiler session recorded, counted in its Chrome trace (the one export every version
+    has): its events of category "kernel"."""
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "trace.json")
+        session.export_chrome_trace(path)
+        with open(path) as f:
+            trace = json.load(f)
+    events = trace.get("traceEvents", []) if isinstance(trace, dict) else trace
+    return sum(1 for e in events if isinstance(e, dict) and e.get("cat") == "kernel")
+
+
+def say_profiler_failed(error):
+    print(f"{PROFILER_FAILED}{type(error).__name__}: {error}".splitlines()[0], flush=True)
 
 
 def run_failing(op, synchronize):

@@ -6,12 +6,11 @@ usage: profiler_probe.py early|late
 
 A first profiler session around healthy work says whether the profiler still records kernels ("gpu-check: profiler
 kernels: N"); a second one is running when the assert fires, and is stopped afterwards ("gpu-check: profiler stop
-after the assert: ..."). Ends as every case does (gpucase.py).
+after the assert: ..."). Ends as every case does (gpucase.py). The late order with the profiler stopped before the
+assert is also a case of the table, judged (profiler_late.py); this probe still tells the early order, and what a
+profile running when the assert fires does.
 """
-import json
-import os
 import sys
-import tempfile
 
 import gpucase
 
@@ -22,17 +21,6 @@ except ImportError as error:
 
 ACTIVITIES = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
 CLASSES = 5
-
-
-def kernel_events(session):
-    """Kernels the profiler recorded, counted in its Chrome trace (the one export every version has)."""
-    with tempfile.TemporaryDirectory() as directory:
-        path = os.path.join(directory, "trace.json")
-        session.export_chrome_trace(path)
-        with open(path) as f:
-            trace = json.load(f)
-    events = trace.get("traceEvents", []) if isinstance(trace, dict) else trace
-    return sum(1 for e in events if isinstance(e, dict) and e.get("cat") == "kernel")
 
 
 when = sys.argv[1] if len(sys.argv) > 1 else "late"
@@ -54,7 +42,7 @@ if when == "late":
 F.cross_entropy(logits, labels)
 torch.cuda.synchronize()
 first.stop()
-print(f"gpu-check: profiler kernels: {kernel_events(first)}", flush=True)
+print(f"{gpucase.PROFILER_KERNELS}{gpucase.kernel_events(first)}", flush=True)
 
 second = profile(activities=ACTIVITIES)
 second.start()

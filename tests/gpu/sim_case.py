@@ -3,8 +3,11 @@ where there is no GPU: the same exit codes and `# FAILING_OP` marker as the real
 real reports. It drives the simulator's runtime through the demo's ctypes wrapper (tests/sim/demo/train.py), which
 keeps the GIL held during each call, so the launches have Python frames.
 
-usage: sim_case.py SIM_DIR assert|healthy|differs|hang
+usage: sim_case.py SIM_DIR assert|profiled|healthy|differs|hang
   assert   a healthy launch, then nll_loss with a label equal to the class count, then a synchronize
+  profiled as assert, but between the two a stand-in profiler (as torch.profiler's Kineto) subscribes to the
+           simulator's CUPTI, counts the kernel launches it is shown ("gpu-check: profiler kernels: N", as
+           profiler_late.py says it) and unsubscribes; under a shim recording through CUPTI, it is handed CUPTI
   healthy  the same with valid labels; prints the loss
   differs  healthy, but prints whether LD_PRELOAD is set: its output changes under the shim
   hang     never ends (for the harness's timeout)
@@ -31,7 +34,7 @@ cuda.to_device(grads, floats())
 labels = cuda.malloc(8 * 8)
 loss, total_weight = cuda.malloc(4), cuda.malloc(4)
 batch = (ctypes.c_long * 8)(*[i % CLASSES for i in range(8)])
-if what == "assert":
+if what in ("assert", "profiled"):
     batch[5] = CLASSES  # one past the last class
 cuda.to_device(labels, batch)
 
@@ -45,8 +48,41 @@ def synchronize():
     cuda.check(cuda.rt.cudaDeviceSynchronize())
 
 
-cuda.launch("elementwise_add", 1, 128, out, logits, grads, ctypes.c_float(0.5), ctypes.c_long(8 * CLASSES))
-if what == "assert":
+def profile_launches(launches):
+    """Subscribes to CUPTI as a profiler does, runs launches() and unsubscribes; the kernel launches it was shown, or
+    why it could not subscribe. Runtime API callbacks of cudaLaunchKernel at their ENTER are the launches."""
+    runtime_api, launch_kernel, enter = 2, 211, 0  # CUPTI_CB_DOMAIN_RUNTIME_API, ..._cudaLaunchKernel_v7000, API_ENTER
+    cupti = ctypes.CDLL(os.path.join(sim_dir, "libcupti.so.13"))  # ctypes finds cuptiSubscribe with dlsym (hooked)
+    seen = [0]
+
+    @ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_uint, ctypes.c_void_p)
+    def callback(userdata, domain, cbid, data):
+        if domain == runtime_api and cbid == launch_kernel and ctypes.c_int.from_address(data).value == enter:
+            seen[0] += 1
+
+    handle = ctypes.c_void_p()
+    result = cupti.cuptiSubscribe(ctypes.byref(handle), callback, None)
+    if result != 0:
+        return f"cuptiSubscribe returned {result}"
+    cupti.cuptiEnableDomain(1, handle, runtime_api)
+    launches()
+    cupti.cuptiUnsubscribe(handle)
+    return seen[0]
+
+
+def add():
+    cuda.launch("elementwise_add", 1, 128, out, logits, grads, ctypes.c_float(0.5), ctypes.c_long(8 * CLASSES))
+
+
+add()
+if what == "profiled":
+    synchronize()
+    kernels = profile_launches(lambda: [add() for _ in range(3)])
+    if isinstance(kernels, int):
+        print(f"{gpucase.PROFILER_KERNELS}{kernels}", flush=True)
+    else:
+        print(f"{gpucase.PROFILER_FAILED}{kernels}", flush=True)
+if what in ("assert", "profiled"):
     gpucase.run_failing(lambda: nll_loss(), synchronize)  # FAILING_OP
 nll_loss()
 synchronize()
