@@ -78,13 +78,14 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
 }
 
 CuptiLibrary library;
-CUpti_SubscriberHandle subscription = nullptr;
+// Written under the caller's serialization, read from any thread (recording()).
+std::atomic<CUpti_SubscriberHandle> subscription{nullptr};
 
 }  // namespace
 
 SubscribeResult start_recording(const std::string& explicit_cupti_path) {
   SubscribeResult result;
-  if (subscription != nullptr) {
+  if (subscription.load() != nullptr) {
     result.recording = true;
     result.cupti_path = library.path;
     result.message = "recording launches through CUPTI at " + library.path;
@@ -133,16 +134,17 @@ SubscribeResult start_recording(const std::string& explicit_cupti_path) {
     }
   }
   library = lib;
-  subscription = subscriber;
+  subscription.store(subscriber);
   result.recording = true;
   result.message = "recording launches through CUPTI at " + lib.path;
   return result;
 }
 
-bool recording() { return subscription != nullptr; }
+bool recording() { return subscription.load() != nullptr; }
 
 bool stop_recording(int grace_ms, int wait_ms) {
-  if (subscription == nullptr) return true;
+  CUpti_SubscriberHandle held = subscription.load();
+  if (held == nullptr) return true;
   const timespec tick{0, 1000000};
   int waited = 0;
   for (; waited < wait_ms; ++waited) {
@@ -152,9 +154,9 @@ bool stop_recording(int grace_ms, int wait_ms) {
   bool drained = open_calls.load(std::memory_order_acquire) <= 0;
   {
     source::OurCall ours;
-    library.unsubscribe(subscription);
+    library.unsubscribe(held);
   }
-  subscription = nullptr;
+  subscription.store(nullptr);
   return drained;
 }
 
