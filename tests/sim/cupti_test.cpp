@@ -1,5 +1,5 @@
-// The simulated CUPTI (libcupti.so.13): one subscriber, enable bits, and genuine CUpti_CallbackData for runtime and
-// driver calls, including the nested driver callback inside a runtime launch.
+// The simulated CUPTI (libcupti.so.13): one subscriber (or several, as CUPTI 13.3+ allows), enable bits, and genuine
+// CUpti_CallbackData for runtime and driver calls, including the nested driver callback inside a runtime launch.
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <cupti.h>  // brings the generated *_params structs
@@ -7,9 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cstdint>
+#include <cstdlib>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/stock_kernels.h"
@@ -618,6 +622,272 @@ TEST(CuptiReentry, ContextCreatedCallbackMayCallTheRuntimeAndDriver) {
     EXPECT_EQ(simtest::recorded_ids(), std::vector<int>{1});
     EXPECT_EQ(reentrant.contexts_created.load(), 1) << "the context is announced once";
     EXPECT_EQ(cuptiUnsubscribe(subscriber), CUPTI_SUCCESS);
+  });
+}
+
+// CUPTI 13.3+ on an r610+ driver admits several subscribers (SIMCUDA_CUPTI_MULTIPLE_SUBSCRIBERS=1). The simulator reads
+// the variable once, at a process's first subscribe, and the tests above have subscribed in this process already: each
+// test here runs in a fresh process.
+constexpr const char* kMultipleSubscribers = "SIMCUDA_CUPTI_MULTIPLE_SUBSCRIBERS";
+
+void use_multiple_subscriber_cupti() {
+  ASSERT_EQ(setenv(kMultipleSubscribers, "1", 1), 0);
+  simtest::register_test_kernels();
+}
+
+// CUpti_SubscriberParams as CUPTI 13.2 extends it; the CUDA 13.0 header here ends it at oldSubscriberSize.
+struct SubscriberParams132 {
+  size_t structSize;
+  const char* subscriberName;
+  char* oldSubscriberName;
+  size_t oldSubscriberSize;
+  uint8_t allowMultipleSubscribers;
+};
+
+using Call = std::pair<CUpti_CallbackDomain, CUpti_CallbackId>;
+
+// One CUPTI client: its handle, the callbacks it received (through its own userdata) and what CUPTI told it of the
+// first subscriber.
+struct Tool {
+  CUptiResult subscribe_v2(const char* name, uint8_t allow, size_t struct_size = sizeof(SubscriberParams132)) {
+    SubscriberParams132 params{};
+    params.structSize = struct_size;
+    params.subscriberName = name;
+    params.oldSubscriberName = told;
+    params.oldSubscriberSize = sizeof told;
+    params.allowMultipleSubscribers = allow;
+    return cuptiSubscribe_v2(&handle, receive, this, reinterpret_cast<CUpti_SubscriberParams*>(&params));
+  }
+  CUptiResult subscribe_v1() { return cuptiSubscribe(&handle, receive, this); }
+  std::vector<Call> calls() {
+    std::lock_guard lock(mutex);
+    return received;
+  }
+  size_t calls_in(CUpti_CallbackDomain domain) {
+    std::lock_guard lock(mutex);
+    return std::count_if(received.begin(), received.end(), [&](const Call& c) { return c.first == domain; });
+  }
+  static void CUPTIAPI receive(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void*);
+
+  CUpti_SubscriberHandle handle = nullptr;
+  char told[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN] = {};
+  std::mutex mutex;
+  std::vector<Call> received;
+};
+
+// Which tool each callback went to, across all tools, in the order they were called.
+std::mutex delivery_mutex;
+std::vector<const Tool*> deliveries;
+
+void CUPTIAPI Tool::receive(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void*) {
+  auto* tool = static_cast<Tool*>(userdata);
+  {
+    std::lock_guard lock(tool->mutex);
+    tool->received.emplace_back(domain, cbid);
+  }
+  std::lock_guard lock(delivery_mutex);
+  deliveries.push_back(tool);
+}
+
+std::vector<const Tool*> take_deliveries() {
+  std::lock_guard lock(delivery_mutex);
+  return std::exchange(deliveries, {});
+}
+
+cudaError_t launch_and_wait() {
+  cudaError_t launched = simtest::launch(&simtest::record_kernel, nullptr, 1);
+  return launched != cudaSuccess ? launched : cudaDeviceSynchronize();
+}
+
+constexpr Call kDriverLaunch{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel};
+
+uint32_t callback_state(const Tool& tool, Call call) {
+  uint32_t enabled = 99;
+  EXPECT_EQ(cuptiGetCallbackState(&enabled, tool.handle, call.first, call.second), CUPTI_SUCCESS);
+  return enabled;
+}
+
+TEST(CuptiSubscribers, UpToCupti132AllowMultipleSubscribersLetsNoSecondIn) {
+  FRESH_PROCESS({
+    ASSERT_EQ(unsetenv(kMultipleSubscribers), 0);
+    Tool first, second;
+    ASSERT_EQ(first.subscribe_v2("first tool", 1), CUPTI_SUCCESS);
+    EXPECT_STREQ(first.told, "");
+    EXPECT_EQ(second.subscribe_v2("second tool", 1), CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+    EXPECT_STREQ(second.told, "CUPTI for first tool");
+    EXPECT_EQ(second.handle, nullptr);
+    EXPECT_EQ(cuptiUnsubscribe(first.handle), CUPTI_SUCCESS);
+  });
+}
+
+TEST(CuptiSubscribers, TwoSubscribersEachReceiveOnlyWhatTheyEnabled) {
+  FRESH_PROCESS({
+    use_multiple_subscriber_cupti();
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+    Tool profiler, firstassert;
+    ASSERT_EQ(profiler.subscribe_v2("profiler", 1), CUPTI_SUCCESS);
+    EXPECT_STREQ(profiler.told, "");
+    ASSERT_EQ(firstassert.subscribe_v2("firstassert", 1), CUPTI_SUCCESS);
+    EXPECT_STREQ(firstassert.told, "CUPTI for profiler") << "multi mode names the first subscriber, without an error";
+    ASSERT_NE(profiler.handle, firstassert.handle);
+
+    ASSERT_EQ(cuptiEnableDomain(1, profiler.handle, CUPTI_CB_DOMAIN_RUNTIME_API), CUPTI_SUCCESS);
+    ASSERT_EQ(cuptiEnableCallback(1, firstassert.handle, kDriverLaunch.first, kDriverLaunch.second), CUPTI_SUCCESS);
+    const Call runtime_launch{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000};
+    EXPECT_EQ(callback_state(profiler, kDriverLaunch), 0u);
+    EXPECT_EQ(callback_state(firstassert, kDriverLaunch), 1u);
+    EXPECT_EQ(callback_state(profiler, runtime_launch), 1u);
+    EXPECT_EQ(callback_state(firstassert, runtime_launch), 0u);
+
+    ASSERT_EQ(launch_and_wait(), cudaSuccess);
+    EXPECT_EQ(firstassert.calls(), (std::vector<Call>{kDriverLaunch, kDriverLaunch})) << "its ENTER and EXIT only";
+    const std::vector<Call> runtime = profiler.calls();
+    EXPECT_EQ(profiler.calls_in(CUPTI_CB_DOMAIN_DRIVER_API), 0u);
+    EXPECT_EQ(profiler.calls_in(CUPTI_CB_DOMAIN_RUNTIME_API), runtime.size());
+    const Call synchronize{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020};
+    EXPECT_EQ(std::count(runtime.begin(), runtime.end(), runtime_launch), 2);
+    EXPECT_EQ(std::count(runtime.begin(), runtime.end(), synchronize), 2);
+    EXPECT_EQ(cuptiUnsubscribe(firstassert.handle), CUPTI_SUCCESS);
+    EXPECT_EQ(cuptiUnsubscribe(profiler.handle), CUPTI_SUCCESS);
+  });
+}
+
+TEST(CuptiSubscribers, V1AfterAMultiSubscriberFirstIsRefused) {
+  FRESH_PROCESS({
+    use_multiple_subscriber_cupti();
+    Tool first, v1, v2_without_request;
+    ASSERT_EQ(first.subscribe_v2("first tool", 1), CUPTI_SUCCESS);
+    EXPECT_EQ(v1.subscribe_v1(), CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) << "V1 and V2 do not mix";
+    EXPECT_EQ(v1.handle, nullptr);
+    // cuptiSubscribe has no params to be told in; a V2 caller that does not ask is refused alike, and told.
+    EXPECT_EQ(v2_without_request.subscribe_v2("no request", 0), CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+    EXPECT_STREQ(v2_without_request.told, "CUPTI for first tool");
+    CUpti_SubscriberHandle no_params = nullptr;
+    EXPECT_EQ(cuptiSubscribe_v2(&no_params, Tool::receive, nullptr, nullptr),
+              CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+    EXPECT_EQ(cuptiUnsubscribe(first.handle), CUPTI_SUCCESS);
+  });
+}
+
+TEST(CuptiSubscribers, ARequestAfterAFirstThatDidNotAskIsRefused) {
+  FRESH_PROCESS({
+    use_multiple_subscriber_cupti();
+    Tool v1_first, late;
+    ASSERT_EQ(v1_first.subscribe_v1(), CUPTI_SUCCESS);
+    EXPECT_EQ(late.subscribe_v2("late", 1), CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+    EXPECT_STREQ(late.told, "CUPTI for an unnamed subscriber");
+    ASSERT_EQ(cuptiUnsubscribe(v1_first.handle), CUPTI_SUCCESS);
+
+    Tool v2_first, later;
+    ASSERT_EQ(v2_first.subscribe_v2("alone", 0), CUPTI_SUCCESS);
+    EXPECT_EQ(later.subscribe_v2("later", 1), CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+    EXPECT_STREQ(later.told, "CUPTI for alone");
+    EXPECT_EQ(cuptiUnsubscribe(v2_first.handle), CUPTI_SUCCESS);
+  });
+}
+
+// A caller built against headers without the field passes the shorter structSize: whatever follows is not its.
+TEST(CuptiSubscribers, TheRequestCountsOnlyWhereStructSizeCoversIt) {
+  FRESH_PROCESS({
+    use_multiple_subscriber_cupti();
+    Tool old_header, second;
+    ASSERT_EQ(old_header.subscribe_v2("CUDA 13.0 build", 1, CUpti_SubscriberParams_STRUCT_SIZE), CUPTI_SUCCESS);
+    EXPECT_EQ(second.subscribe_v2("second", 1), CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+    EXPECT_STREQ(second.told, "CUPTI for CUDA 13.0 build");
+    EXPECT_EQ(cuptiUnsubscribe(old_header.handle), CUPTI_SUCCESS);
+  });
+}
+
+TEST(CuptiSubscribers, WhenAllHaveGoneTheNextFirstSetsTheModeAnew) {
+  FRESH_PROCESS({
+    use_multiple_subscriber_cupti();
+    Tool a, b;
+    ASSERT_EQ(a.subscribe_v2("a", 1), CUPTI_SUCCESS);
+    ASSERT_EQ(b.subscribe_v2("b", 1), CUPTI_SUCCESS);
+    ASSERT_EQ(cuptiUnsubscribe(a.handle), CUPTI_SUCCESS);
+    ASSERT_EQ(cuptiUnsubscribe(b.handle), CUPTI_SUCCESS);
+
+    Tool v1, c;
+    ASSERT_EQ(v1.subscribe_v1(), CUPTI_SUCCESS) << "a new session, opened by V1";
+    EXPECT_EQ(c.subscribe_v2("c", 1), CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+    EXPECT_STREQ(c.told, "CUPTI for an unnamed subscriber");
+    ASSERT_EQ(cuptiUnsubscribe(v1.handle), CUPTI_SUCCESS);
+
+    Tool d, e;
+    ASSERT_EQ(d.subscribe_v2("d", 1), CUPTI_SUCCESS) << "and multi again";
+    ASSERT_EQ(e.subscribe_v2("e", 1), CUPTI_SUCCESS);
+    EXPECT_STREQ(e.told, "CUPTI for d");
+    EXPECT_EQ(cuptiUnsubscribe(e.handle), CUPTI_SUCCESS);
+    EXPECT_EQ(cuptiUnsubscribe(d.handle), CUPTI_SUCCESS);
+  });
+}
+
+TEST(CuptiSubscribers, UnsubscribingOneOfTwoLeavesTheOtherReceiving) {
+  FRESH_PROCESS({
+    use_multiple_subscriber_cupti();
+    Tool a, b;
+    ASSERT_EQ(a.subscribe_v2("a", 1), CUPTI_SUCCESS);
+    ASSERT_EQ(b.subscribe_v2("b", 1), CUPTI_SUCCESS);
+    for (Tool* tool : {&a, &b})
+      ASSERT_EQ(cuptiEnableCallback(1, tool->handle, kDriverLaunch.first, kDriverLaunch.second), CUPTI_SUCCESS);
+    ASSERT_EQ(launch_and_wait(), cudaSuccess);
+    // ENTER, then EXIT, each to both in subscription order.
+    EXPECT_EQ(take_deliveries(), (std::vector<const Tool*>{&a, &b, &a, &b}));
+
+    ASSERT_EQ(cuptiUnsubscribe(a.handle), CUPTI_SUCCESS);
+    ASSERT_EQ(launch_and_wait(), cudaSuccess);
+    EXPECT_EQ(take_deliveries(), (std::vector<const Tool*>{&b, &b}));
+    EXPECT_EQ(a.calls().size(), 2u);
+    EXPECT_EQ(b.calls().size(), 4u);
+
+    // The old handle is dead, and the oldest subscriber left is now the first.
+    EXPECT_EQ(cuptiUnsubscribe(a.handle), CUPTI_ERROR_INVALID_PARAMETER);
+    EXPECT_EQ(cuptiEnableDomain(1, a.handle, CUPTI_CB_DOMAIN_DRIVER_API), CUPTI_ERROR_INVALID_PARAMETER);
+    uint32_t enabled = 0;
+    EXPECT_EQ(cuptiGetCallbackState(&enabled, a.handle, kDriverLaunch.first, kDriverLaunch.second),
+              CUPTI_ERROR_INVALID_PARAMETER);
+    Tool c;
+    ASSERT_EQ(c.subscribe_v2("c", 1), CUPTI_SUCCESS);
+    EXPECT_STREQ(c.told, "CUPTI for b");
+    EXPECT_EQ(cuptiUnsubscribe(b.handle), CUPTI_SUCCESS);
+    EXPECT_EQ(cuptiUnsubscribe(c.handle), CUPTI_SUCCESS);
+  });
+}
+
+TEST(CuptiSubscribers, AtMostEightInSubscriptionOrderUntilFinalize) {
+  FRESH_PROCESS({
+    use_multiple_subscriber_cupti();
+    std::array<Tool, 9> tools;
+    std::array<std::string, 9> names;
+    for (size_t i = 0; i < tools.size(); ++i) names[i] = "tool " + std::to_string(i);
+    for (size_t i = 0; i < 8; ++i) {
+      ASSERT_EQ(tools[i].subscribe_v2(names[i].c_str(), 1), CUPTI_SUCCESS) << i;
+      ASSERT_EQ(cuptiEnableCallback(1, tools[i].handle, kDriverLaunch.first, kDriverLaunch.second), CUPTI_SUCCESS);
+    }
+    Tool& ninth = tools[8];
+    EXPECT_EQ(ninth.subscribe_v2(names[8].c_str(), 1), CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+    EXPECT_STREQ(ninth.told, "CUPTI for tool 0");
+
+    // A place freed in the middle: the newcomer is called last, after those that subscribed before it.
+    ASSERT_EQ(cuptiUnsubscribe(tools[3].handle), CUPTI_SUCCESS);
+    ASSERT_EQ(ninth.subscribe_v2(names[8].c_str(), 1), CUPTI_SUCCESS);
+    ASSERT_EQ(cuptiEnableCallback(1, ninth.handle, kDriverLaunch.first, kDriverLaunch.second), CUPTI_SUCCESS);
+    take_deliveries();
+    ASSERT_EQ(launch_and_wait(), cudaSuccess);
+    std::vector<const Tool*> in_order;
+    for (size_t i : {0, 1, 2, 4, 5, 6, 7, 8}) in_order.push_back(&tools[i]);
+    std::vector<const Tool*> twice = in_order;  // ENTER, then EXIT
+    twice.insert(twice.end(), in_order.begin(), in_order.end());
+    EXPECT_EQ(take_deliveries(), twice);
+
+    // Finalize drops every subscriber.
+    ASSERT_EQ(cuptiFinalize(), CUPTI_SUCCESS);
+    ASSERT_EQ(launch_and_wait(), cudaSuccess);
+    EXPECT_TRUE(take_deliveries().empty());
+    for (Tool& tool : tools) EXPECT_EQ(cuptiUnsubscribe(tool.handle), CUPTI_ERROR_INVALID_PARAMETER);
+    Tool v1;
+    EXPECT_EQ(v1.subscribe_v1(), CUPTI_SUCCESS) << "a new session after finalize";
+    EXPECT_EQ(cuptiUnsubscribe(v1.handle), CUPTI_SUCCESS);
   });
 }
 

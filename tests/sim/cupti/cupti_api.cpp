@@ -1,13 +1,20 @@
-// The callback API of CUPTI (libcupti.so.13): one subscriber at a time, per-domain and per-callback enable bits,
-// and the sink the driver and runtime call for every API ENTER/EXIT and resource event. The driver is reached
+// The callback API of CUPTI (libcupti.so.13): its subscribers, each with its own per-domain and per-callback enable
+// bits, and the sink the driver and runtime call for every API ENTER/EXIT and resource event. The driver is reached
 // through its export table, as NVIDIA's CUPTI reaches its driver.
+//
+// By default this is CUPTI <= 13.2 (or a driver before r610): one subscriber per process.
+// SIMCUDA_CUPTI_MULTIPLE_SUBSCRIBERS=1 makes it CUPTI 13.3+ on an r610+ driver, which admits several subscribers when
+// all of them use cuptiSubscribe_v2 and the first asked for company with allowMultipleSubscribers.
 #include <cuda.h>
 #include <cupti.h>
 #include <dlfcn.h>
 
 #include <array>
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -18,19 +25,48 @@
 namespace {
 
 constexpr size_t kMaxCallbackIds = 1024;
+// CUPTI documents no limit; a fixed one keeps the roster a small array. Beyond it, a subscriber is refused with 39.
+constexpr size_t kMaxSubscribers = 8;
 
+// CUpti_SubscriberParams as CUPTI 13.2 extends it; the CUDA 13.0 headers end it at oldSubscriberSize. A caller built
+// against the older header passes the shorter structSize, and so never set the new field.
+struct SubscriberParams132 {
+  size_t structSize;
+  const char* subscriberName;
+  char* oldSubscriberName;
+  size_t oldSubscriberSize;
+  uint8_t allowMultipleSubscribers;
+};
+static_assert(offsetof(SubscriberParams132, oldSubscriberSize) == offsetof(CUpti_SubscriberParams, oldSubscriberSize));
+static_assert(offsetof(SubscriberParams132, allowMultipleSubscribers) >= CUpti_SubscriberParams_STRUCT_SIZE);
+
+using EnableBits = std::array<std::array<std::atomic<bool>, kMaxCallbackIds>, CUPTI_CB_DOMAIN_SIZE>;
+
+// Each subscription gets its own Subscriber, never freed: a callback in flight may still read one that has just
+// unsubscribed, and an old handle must never match a newer subscription.
 struct Subscriber {
   CUpti_CallbackFunc callback = nullptr;
   void* userdata = nullptr;
   std::string name;
+  EnableBits enabled{};  // all off: subscribing enables no callback
 };
 
+// Who is subscribed, in subscription order. A published roster never changes: subscribing and unsubscribing publish a
+// new one, so the sink reads a consistent list with one atomic load and no lock. Never freed, like Subscribers, because
+// a sink in flight may still walk the previous one.
+struct Roster {
+  std::array<Subscriber*, kMaxSubscribers> members{};
+  size_t count = 0;
+};
+
+const Roster kNobody{};
+
 struct State {
-  std::mutex mutex;
-  // Each subscription gets its own Subscriber, never freed: a callback in flight may still read the last one, and
-  // an old handle must never match a newer subscription.
-  std::atomic<Subscriber*> active{nullptr};
-  std::array<std::array<std::atomic<bool>, kMaxCallbackIds>, CUPTI_CB_DOMAIN_SIZE> enabled{};
+  std::mutex mutex;  // serializes subscribe, unsubscribe and finalize; the sink and the enable calls take none
+  std::atomic<const Roster*> roster{&kNobody};
+  // A session lasts from a first subscriber to the last unsubscribe. Whether it admits more than one subscriber is
+  // decided by the subscriber that opened it.
+  bool session_admits_more = false;
   const simcuda::PrivateTable* driver = nullptr;
 };
 
@@ -62,14 +98,16 @@ void say_once(const char* what) {
   if (said->insert(what).second) std::fprintf(stderr, "simcuda: %s is not supported by the simulator\n", what);
 }
 
-// The sink installed in the driver: filters by the subscriber's enable bits.
+// The sink installed in the driver: every subscriber that enabled this callback, in subscription order. It takes no
+// lock, as a callback may call CUDA (and so this sink) or CUPTI itself.
 void dispatch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
-  State& s = state();
-  Subscriber* subscriber = s.active.load(std::memory_order_acquire);
-  if (subscriber == nullptr || domain <= CUPTI_CB_DOMAIN_INVALID || domain >= CUPTI_CB_DOMAIN_SIZE ||
-      cbid >= kMaxCallbackIds || !s.enabled[domain][cbid].load(std::memory_order_relaxed))
-    return;
-  subscriber->callback(subscriber->userdata, domain, cbid, data);
+  if (domain <= CUPTI_CB_DOMAIN_INVALID || domain >= CUPTI_CB_DOMAIN_SIZE || cbid >= kMaxCallbackIds) return;
+  const Roster& roster = *state().roster.load(std::memory_order_acquire);
+  for (size_t i = 0; i < roster.count; ++i) {
+    Subscriber* subscriber = roster.members[i];
+    if (subscriber->enabled[domain][cbid].load(std::memory_order_relaxed))
+      subscriber->callback(subscriber->userdata, domain, cbid, data);
+  }
 }
 
 const simcuda::PrivateTable* link_driver() {
@@ -82,36 +120,107 @@ const simcuda::PrivateTable* link_driver() {
   return static_cast<const simcuda::PrivateTable*>(table);
 }
 
-CUptiResult subscribe(CUpti_SubscriberHandle* handle, CUpti_CallbackFunc callback, void* userdata,
-                      CUpti_SubscriberParams* params) {
-  if (handle == nullptr || callback == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
-  State& s = state();
-  std::lock_guard lock(s.mutex);
-  if (Subscriber* holder = s.active.load()) {
-    if (params != nullptr && params->oldSubscriberName != nullptr && params->oldSubscriberSize > 0) {
-      std::snprintf(params->oldSubscriberName, params->oldSubscriberSize, "CUPTI for %s",
-                    holder->name.empty() ? "an unnamed subscriber" : holder->name.c_str());
-    }
-    return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
-  }
-  if (s.driver == nullptr) s.driver = link_driver();
-  if (s.driver == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+// SIMCUDA_CUPTI_MULTIPLE_SUBSCRIBERS=1 stands for CUPTI 13.3+ with an r610+ driver. Read once, at the first subscribe:
+// a process does not change its CUPTI or its driver.
+bool multiple_subscribers_supported() {
+  static const bool supported = [] {
+    const char* value = std::getenv("SIMCUDA_CUPTI_MULTIPLE_SUBSCRIBERS");
+    return value != nullptr && std::strcmp(value, "1") == 0;
+  }();
+  return supported;
+}
+
+// allowMultipleSubscribers == 1, read only where structSize says the caller's struct has the field (as a byte: the
+// caller's object is its own, longer, struct type).
+bool asks_for_company(const CUpti_SubscriberParams* params) {
+  constexpr size_t offset = offsetof(SubscriberParams132, allowMultipleSubscribers);
+  if (params == nullptr || params->structSize < offset + sizeof(uint8_t)) return false;
+  return reinterpret_cast<const unsigned char*>(params)[offset] == 1;
+}
+
+// With a subscriber present, another joins only a session its opener made multi, only by asking the same way
+// (cuptiSubscribe_v2 with allowMultipleSubscribers), and only while the roster has room. CUPTI <= 13.2 never makes a
+// session multi.
+bool may_join(const State& s, const Roster& now, bool asks) {
+  return now.count == 0 || (s.session_admits_more && asks && now.count < kMaxSubscribers);
+}
+
+// Written on refusal, and on a successful join of a multi session, as CUPTI documents. The first subscriber is the
+// oldest one still subscribed: a tool that has gone does not hold CUPTI any more.
+void tell_first_subscriber(CUpti_SubscriberParams* params, const Roster& now) {
+  if (params == nullptr || params->oldSubscriberName == nullptr || params->oldSubscriberSize == 0 || now.count == 0)
+    return;
+  const std::string& name = now.members[0]->name;
+  std::snprintf(params->oldSubscriberName, params->oldSubscriberSize, "CUPTI for %s",
+                name.empty() ? "an unnamed subscriber" : name.c_str());
+}
+
+Subscriber* new_subscriber(CUpti_CallbackFunc callback, void* userdata, const CUpti_SubscriberParams* params) {
   auto* subscriber = new Subscriber;
   subscriber->callback = callback;
   subscriber->userdata = userdata;
   subscriber->name = params != nullptr && params->subscriberName != nullptr
                          ? std::string(params->subscriberName).substr(0, CUPTI_SUBSCRIBER_NAME_MAX_LEN)
                          : std::string();
-  for (auto& domain : s.enabled)
-    for (auto& bit : domain) bit.store(false);
-  s.active.store(subscriber, std::memory_order_release);
+  return subscriber;
+}
+
+const Roster* with(const Roster& now, Subscriber* added) {
+  auto* next = new Roster(now);
+  next->members[next->count++] = added;
+  return next;
+}
+
+const Roster* without(const Roster& now, const Subscriber* dropped) {
+  auto* next = new Roster;
+  for (size_t i = 0; i < now.count; ++i)
+    if (now.members[i] != dropped) next->members[next->count++] = now.members[i];
+  if (next->count > 0) return next;
+  delete next;  // never published
+  return &kNobody;
+}
+
+// The subscriber behind a handle, if it is subscribed now.
+Subscriber* subscribed(CUpti_SubscriberHandle handle) {
+  const Roster& now = *state().roster.load(std::memory_order_acquire);
+  for (size_t i = 0; i < now.count; ++i)
+    if (reinterpret_cast<Subscriber*>(handle) == now.members[i]) return now.members[i];
+  return nullptr;
+}
+
+// cuptiSubscribe (V1) comes here without params, and so never asks for company: after a first V2 subscriber that did,
+// a V1 one is refused, as CUPTI refuses mixing the two.
+CUptiResult subscribe(CUpti_SubscriberHandle* handle, CUpti_CallbackFunc callback, void* userdata,
+                      CUpti_SubscriberParams* params) {
+  if (handle == nullptr || callback == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  // Without multi-subscriber support the request is ignored, as CUPTI <= 13.2 ignores a field it does not know.
+  const bool asks = multiple_subscribers_supported() && asks_for_company(params);
+  const Roster& now = *s.roster.load();
+  if (!may_join(s, now, asks)) {
+    tell_first_subscriber(params, now);
+    return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  }
+  if (s.driver == nullptr) s.driver = link_driver();
+  if (s.driver == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  if (now.count == 0) s.session_admits_more = asks;
+  tell_first_subscriber(params, now);  // joining a multi session: told who is first, with no error
+  Subscriber* subscriber = new_subscriber(callback, userdata, params);
+  s.roster.store(with(now, subscriber), std::memory_order_release);
   s.driver->set_tool_dispatch(dispatch);
   *handle = reinterpret_cast<CUpti_SubscriberHandle>(subscriber);
   return CUPTI_SUCCESS;
 }
 
-bool is_active(CUpti_SubscriberHandle handle) {
-  return handle != nullptr && reinterpret_cast<Subscriber*>(handle) == state().active.load();
+// The last subscriber has gone: the next first subscriber decides anew whether others may join.
+void end_session(State& s) {
+  s.session_admits_more = false;
+  if (s.driver != nullptr) s.driver->set_tool_dispatch(nullptr);
+}
+
+void set_domain(Subscriber& subscriber, CUpti_CallbackDomain domain, bool enable) {
+  for (size_t cbid = 0; cbid < callback_count(domain); ++cbid) subscriber.enabled[domain][cbid].store(enable);
 }
 
 }  // namespace
@@ -133,45 +242,49 @@ CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle* subscriber, CUpti
   return subscribe(subscriber, callback, userdata, pParams);
 }
 
-CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber) {
+CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle handle) {
   State& s = state();
   std::lock_guard lock(s.mutex);
-  if (!is_active(subscriber)) return CUPTI_ERROR_INVALID_PARAMETER;
-  s.active.store(nullptr, std::memory_order_release);
-  s.driver->set_tool_dispatch(nullptr);
+  Subscriber* subscriber = subscribed(handle);
+  if (subscriber == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  const Roster* next = without(*s.roster.load(), subscriber);
+  s.roster.store(next, std::memory_order_release);
+  if (next->count == 0) end_session(s);
   return CUPTI_SUCCESS;
 }
 
-CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
+CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle handle,
                                          CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
-  if (!is_active(subscriber) || !valid_domain(domain) || cbid >= callback_count(domain))
+  Subscriber* subscriber = subscribed(handle);
+  if (subscriber == nullptr || !valid_domain(domain) || cbid >= callback_count(domain))
     return CUPTI_ERROR_INVALID_PARAMETER;
-  state().enabled[domain][cbid].store(enable != 0);
+  subscriber->enabled[domain][cbid].store(enable != 0);
   return CUPTI_SUCCESS;
 }
 
-CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber,
-                                       CUpti_CallbackDomain domain) {
-  if (!is_active(subscriber) || !valid_domain(domain)) return CUPTI_ERROR_INVALID_PARAMETER;
+CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle handle, CUpti_CallbackDomain domain) {
+  Subscriber* subscriber = subscribed(handle);
+  if (subscriber == nullptr || !valid_domain(domain)) return CUPTI_ERROR_INVALID_PARAMETER;
   if (domain == CUPTI_CB_DOMAIN_NVTX || domain == CUPTI_CB_DOMAIN_STATE)
     say_once("callbacks of the NVTX and state domains (enabled, they never fire)");
-  for (size_t cbid = 0; cbid < callback_count(domain); ++cbid) state().enabled[domain][cbid].store(enable != 0);
+  set_domain(*subscriber, domain, enable != 0);
   return CUPTI_SUCCESS;
 }
 
-CUptiResult CUPTIAPI cuptiEnableAllDomains(uint32_t enable, CUpti_SubscriberHandle subscriber) {
-  if (!is_active(subscriber)) return CUPTI_ERROR_INVALID_PARAMETER;
+CUptiResult CUPTIAPI cuptiEnableAllDomains(uint32_t enable, CUpti_SubscriberHandle handle) {
+  Subscriber* subscriber = subscribed(handle);
+  if (subscriber == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   for (int domain = CUPTI_CB_DOMAIN_INVALID + 1; domain < CUPTI_CB_DOMAIN_SIZE; ++domain)
-    for (size_t cbid = 0; cbid < callback_count(static_cast<CUpti_CallbackDomain>(domain)); ++cbid)
-      state().enabled[domain][cbid].store(enable != 0);
+    set_domain(*subscriber, static_cast<CUpti_CallbackDomain>(domain), enable != 0);
   return CUPTI_SUCCESS;
 }
 
-CUptiResult CUPTIAPI cuptiGetCallbackState(uint32_t* enable, CUpti_SubscriberHandle subscriber,
+CUptiResult CUPTIAPI cuptiGetCallbackState(uint32_t* enable, CUpti_SubscriberHandle handle,
                                            CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
-  if (enable == nullptr || !is_active(subscriber) || !valid_domain(domain) || cbid >= callback_count(domain))
+  Subscriber* subscriber = subscribed(handle);
+  if (enable == nullptr || subscriber == nullptr || !valid_domain(domain) || cbid >= callback_count(domain))
     return CUPTI_ERROR_INVALID_PARAMETER;
-  *enable = state().enabled[domain][cbid].load() ? 1 : 0;
+  *enable = subscriber->enabled[domain][cbid].load() ? 1 : 0;
   return CUPTI_SUCCESS;
 }
 
@@ -187,8 +300,8 @@ CUptiResult CUPTIAPI cuptiSupportedDomains(size_t* domainCount, CUpti_DomainTabl
 CUptiResult CUPTIAPI cuptiFinalize(void) {
   State& s = state();
   std::lock_guard lock(s.mutex);
-  s.active.store(nullptr, std::memory_order_release);
-  if (s.driver != nullptr) s.driver->set_tool_dispatch(nullptr);
+  s.roster.store(&kNobody, std::memory_order_release);
+  end_session(s);
   return CUPTI_SUCCESS;
 }
 
