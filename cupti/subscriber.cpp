@@ -17,22 +17,18 @@ namespace {
 FIRSTASSERT_FAST_TLS thread_local source::RuntimeNesting runtime_calls;
 
 // The program's calls CUPTI showed entering and not yet leaving, for stop_recording to wait on: one at most per
-// thread (the outermost), marked on the thread so that a leave whose enter came before recording began counts none.
+// thread (the outermost), marked on the thread (source::cupti_call_began) so that a leave whose enter came before
+// recording began, or under an earlier subscription, counts none.
 std::atomic<long> open_calls{0};
-FIRSTASSERT_FAST_TLS thread_local bool call_open;
 
 void call_opened() {
-  if (call_open) return;
-  call_open = true;
-  open_calls.fetch_add(1, std::memory_order_relaxed);
+  if (source::cupti_call_began()) open_calls.fetch_add(1, std::memory_order_relaxed);
 }
 
 // Closed once the call is recorded, however the recording ends.
 struct CallCloser {
   ~CallCloser() {
-    if (!call_open) return;
-    call_open = false;
-    open_calls.fetch_sub(1, std::memory_order_release);
+    if (source::cupti_call_ended()) open_calls.fetch_sub(1, std::memory_order_release);
   }
 };
 
@@ -157,6 +153,8 @@ bool stop_recording(int grace_ms, int wait_ms) {
     library.unsubscribe(held);
   }
   subscription.store(nullptr);
+  source::cupti_subscription_ended();
+  open_calls.store(0, std::memory_order_relaxed);
   return drained;
 }
 

@@ -191,7 +191,8 @@ namespace fai = firstassert::interpose;
     using Fn = Ret(*) decl;                                                                                   \
     auto fn = reinterpret_cast<Fn>(fai::resolve(fai::real_##name, #name));                                    \
     if (fn == nullptr) return static_cast<Ret>(801); /* the stub found it: only a changed library gets here */ \
-    if (!fai::active() || firstassert::source::inside_our_call()) return fn args;                            \
+    if (!fai::active() || firstassert::source::inside_our_call() || firstassert::source::inside_cupti_call()) \
+      return fn args; /* CUPTI records the call this one is part of */                                      \
     Params params{FA_UNPAREN args};                                                                           \
     return fai::around<Ret>(CUPTI_CB_DOMAIN_##DOMAIN##_API, FA_CBID_##DOMAIN(cbid), #name, params,           \
                             [&] { return fn args; });                                                         \

@@ -69,6 +69,16 @@ class HookedCall {
 };
 bool inside_hooked_call();
 
+// The outermost call of the program on this thread that CUPTI records, from its ENTER to its EXIT: while it lasts
+// (within the subscription it began under), the hooks leave the calls made inside it, such as a runtime launch's
+// driver launch, to CUPTI, so that a call CUPTI entered before a hand-over is not recorded again, in part, by them.
+// began/ended say whether the mark changed (ended: false when none of the current subscription was set).
+bool cupti_call_began();
+bool cupti_call_ended();
+bool inside_cupti_call();
+// The subscription is gone: marks still set on threads whose EXIT never came mean nothing any more.
+void cupti_subscription_ended();
+
 struct CallSite {
   CUpti_CallbackDomain domain;  // CUPTI_CB_DOMAIN_RUNTIME_API or CUPTI_CB_DOMAIN_DRIVER_API
   CUpti_CallbackId cbid;

@@ -69,6 +69,35 @@ TEST(ProfilerStartedLater, IsHandedCuptiEveryTimeAndTheCulpritIsStillNamed) {
   }
 }
 
+// CUPTI 13.3 with driver r610 (SIMCUDA_CUPTI_MULTIPLE_SUBSCRIBERS=1) allows several subscribers when all use the V2
+// API and the first asks for it. firstassert never asks: a later V1 profiler (Kineto) is handed CUPTI as before, and
+// so is a V2 one that asks for several subscribers.
+TEST(SeveralSubscribersAllowed, AProfilerStartedLaterIsHandedCuptiWhicheverApiItUses) {
+  for (const char* mode : {"late", "late-v2-multi"}) {
+    SCOPED_TRACE(mode);
+    Outcome o = run_profiled({PROFILER_JOB, mode}, {{"SIMCUDA_CUPTI_MULTIPLE_SUBSCRIBERS", "1"}});
+    EXPECT_EQ(o.run.exit_code, 1) << o.run.err;
+    EXPECT_EQ(subscriptions(o.run.out), std::vector<std::string>(3, "CUPTI_SUCCESS")) << o.run.err;
+    EXPECT_EQ(printed(o.run.out, "profiler saw"), 9);
+    expect_culprit_named(o);
+    EXPECT_EQ(o.report["tool"]["cupti_handed_over"], true);
+    EXPECT_EQ(o.report["launches_recorded"], printed(o.run.out, "launches"));
+  }
+}
+
+TEST(SeveralSubscribersAllowed, NotPreloadedAV1ProfilerGetsCuptiAfterDisable) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {PROFILER_JOB, "enabled"},
+                     {{"FIRSTASSERT_LIB", kShim}, {"FIRSTASSERT_STDERR_PIPE", "0"},
+                      {"SIMCUDA_CUPTI_MULTIPLE_SUBSCRIBERS", "1"}});
+  EXPECT_EQ(subscriptions(o.run.out),
+            (std::vector<std::string>{"CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED", "CUPTI_SUCCESS"}))
+      << o.run.err;
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  EXPECT_EQ(o.report["culprit"]["mangled"], kNllLoss);
+  EXPECT_EQ(o.report["launches_recorded"], 3);
+}
+
 TEST(ProfilerStartedLater, WithoutInfoLoggingSaysNothing) {
   e2e::TempDir dir;
   Outcome o = run_in(dir, {PROFILER_JOB, "late", "1"}, {{"LD_PRELOAD", kShim}});

@@ -6,6 +6,7 @@
 //   late        CUDA runs and is recorded; then the profiler subscribes (cuptiSubscribe), sees 3 launches and
 //               unsubscribes, ROUNDS times (default 3); then the failing nll_loss
 //   late-v2     the same through cuptiSubscribe_v2, fetched with dlsym from libcupti, named "stand-in profiler"
+//   late-v2-multi  the same, asking CUPTI 13.3+ to allow several subscribers (allowMultipleSubscribers = 1)
 //   early       the profiler subscribes before CUDA starts (so before firstassert does), then as late
 //   fail-first  the failing nll_loss and the sync that finds it come first; then the profiler rounds, whose
 //               launches fail (the context is lost)
@@ -22,6 +23,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -49,20 +51,30 @@ void CUPTIAPI profiler(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid
   }
 }
 
+// CUpti_SubscriberParams as CUPTI 13.2+ declares it (the 13.0 headers here end at oldSubscriberSize).
+struct SubscriberParamsWithMultiple {
+  CUpti_SubscriberParams base;
+  uint8_t allowMultipleSubscribers;
+};
+
 using SubscribeV2 = CUptiResult (*)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*, CUpti_SubscriberParams*);
 
+enum class Api { v1, v2, v2_multiple };
+
 // Subscribes as the profiler, enables the API domains, prints the result; nullptr when refused.
-CUpti_SubscriberHandle start_profiler(bool v2) {
+CUpti_SubscriberHandle start_profiler(Api api) {
   CUpti_SubscriberHandle handle = nullptr;
   CUptiResult r;
-  if (v2) {
+  if (api != Api::v1) {
     auto subscribe = reinterpret_cast<SubscribeV2>(
         dlsym(dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD), "cuptiSubscribe_v2"));
     if (subscribe == nullptr) std::exit(5);
-    CUpti_SubscriberParams params{};
-    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-    params.subscriberName = "stand-in profiler";
-    r = subscribe(&handle, profiler, nullptr, &params);
+    SubscriberParamsWithMultiple params{};
+    params.base.structSize =
+        api == Api::v2_multiple ? sizeof(SubscriberParamsWithMultiple) : CUpti_SubscriberParams_STRUCT_SIZE;
+    params.base.subscriberName = "stand-in profiler";
+    params.allowMultipleSubscribers = api == Api::v2_multiple ? 1 : 0;
+    r = subscribe(&handle, profiler, nullptr, &params.base);
   } else {
     r = cuptiSubscribe(&handle, profiler, nullptr);
   }
@@ -94,9 +106,9 @@ struct Launcher {
 };
 
 // ROUNDS of: subscribe, 3 launches seen, unsubscribe.
-void profiler_rounds(Launcher& launcher, bool v2, int rounds) {
+void profiler_rounds(Launcher& launcher, Api api, int rounds) {
   for (int round = 0; round < rounds; ++round) {
-    CUpti_SubscriberHandle handle = start_profiler(v2);
+    CUpti_SubscriberHandle handle = start_profiler(api);
     for (int i = 0; i < 3; ++i) launcher.runtime_launch();
     if (handle != nullptr) cuptiUnsubscribe(handle);
     launcher.runtime_launch();  // between profiles
@@ -115,7 +127,7 @@ void burst(Launcher& launcher) {
     });
   }
   while (launcher.accepted.load() < kThreads * kEach / 3) std::this_thread::yield();
-  start_profiler(false);
+  start_profiler(Api::v1);
   for (std::thread& t : threads) t.join();
 }
 
@@ -137,10 +149,10 @@ int enabled_by_dlopen(BadLabelsLoss& bad, Launcher& launcher) {
   if (enable == nullptr || disable == nullptr) return 6;
   std::printf("enable: %d\n", enable());
   launcher.runtime_launch();
-  if (CUpti_SubscriberHandle refused = start_profiler(false)) cuptiUnsubscribe(refused);
+  if (CUpti_SubscriberHandle refused = start_profiler(Api::v1)) cuptiUnsubscribe(refused);
   std::printf("disable: %d\n", disable());
   launcher.runtime_launch();  // not recorded
-  CUpti_SubscriberHandle handle = start_profiler(false);
+  CUpti_SubscriberHandle handle = start_profiler(Api::v1);
   launcher.runtime_launch();
   if (handle != nullptr) cuptiUnsubscribe(handle);
   std::printf("enable again: %d\n", enable());
@@ -153,29 +165,29 @@ int enabled_by_dlopen(BadLabelsLoss& bad, Launcher& launcher) {
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "";
   int rounds = argc > 2 ? std::atoi(argv[2]) : 3;
-  bool v2 = mode == "late-v2";
+  Api api = mode == "late-v2" ? Api::v2 : mode == "late-v2-multi" ? Api::v2_multiple : Api::v1;
   CUpti_SubscriberHandle early = nullptr;
-  if (mode == "early") early = start_profiler(false);
+  if (mode == "early") early = start_profiler(Api::v1);
   if (cudaFree(nullptr) != cudaSuccess) return 4;
   BadLabelsLoss bad;
   Launcher launcher;
   int status;
-  if (mode == "late" || mode == "late-v2" || mode == "early") {
+  if (mode == "late" || mode == "late-v2" || mode == "late-v2-multi" || mode == "early") {
     launcher.runtime_launch();
     if (early != nullptr) cuptiUnsubscribe(early);
-    profiler_rounds(launcher, v2, rounds);
+    profiler_rounds(launcher, api, rounds);
     status = fail(bad, launcher);
   } else if (mode == "fail-first") {
     launcher.runtime_launch();
     status = fail(bad, launcher);
-    profiler_rounds(launcher, false, rounds);
+    profiler_rounds(launcher, Api::v1, rounds);
   } else if (mode == "burst") {
     burst(launcher);
     status = fail(bad, launcher);
   } else if (mode == "enabled") {
     status = enabled_by_dlopen(bad, launcher);
   } else {
-    std::fprintf(stderr, "profiler_job: unknown mode '%s' (late, late-v2, early, fail-first, burst, enabled)\n",
+    std::fprintf(stderr, "profiler_job: unknown mode '%s' (late, late-v2, late-v2-multi, early, fail-first, burst, enabled)\n",
                  mode.c_str());
     return 2;
   }
