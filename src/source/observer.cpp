@@ -18,10 +18,6 @@ namespace {
 Recording recording;  // set once before recording starts; what it points to is never freed
 
 FIRSTASSERT_FAST_TLS thread_local bool inside_firstassert = false;
-FIRSTASSERT_FAST_TLS thread_local int hooked_depth = 0;
-// The CUPTI subscription (numbered from 1) under which this thread's open call began; 0: none.
-FIRSTASSERT_FAST_TLS thread_local unsigned cupti_call_subscription = 0;
-std::atomic<unsigned> cupti_subscription{1};
 
 }  // namespace
 
@@ -39,24 +35,13 @@ std::atomic<bool> stopped_here{false};
 void stop_in_this_process() { stopped_here.store(true, std::memory_order_release); }
 bool stopped() { return stopped_here.load(std::memory_order_acquire); }
 
-HookedCall::HookedCall() { ++hooked_depth; }
-HookedCall::~HookedCall() { --hooked_depth; }
-bool inside_hooked_call() { return hooked_depth > 0; }
 
-bool inside_cupti_call() {
-  return cupti_call_subscription != 0 && cupti_call_subscription == cupti_subscription.load(std::memory_order_relaxed);
-}
-bool cupti_call_began() {
-  if (inside_cupti_call()) return false;
-  cupti_call_subscription = cupti_subscription.load(std::memory_order_relaxed);
-  return true;
-}
-bool cupti_call_ended() {
-  bool current = inside_cupti_call();
-  cupti_call_subscription = 0;
-  return current;
-}
-void cupti_subscription_ended() { cupti_subscription.fetch_add(1, std::memory_order_relaxed); }
+namespace detail {
+constinit FIRSTASSERT_FAST_TLS thread_local int hooked_depth = 0;
+constinit FIRSTASSERT_FAST_TLS thread_local unsigned cupti_call_subscription = 0;
+std::atomic<unsigned> cupti_subscription{1};
+}  // namespace detail
+void cupti_subscription_ended() { detail::cupti_subscription.fetch_add(1, std::memory_order_relaxed); }
 
 namespace {
 

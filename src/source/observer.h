@@ -6,7 +6,10 @@
 
 #include <cupti.h>
 
+#include <atomic>
 #include <cstdint>
+
+#include "core/fast_tls.h"
 
 #include "core/sync_policy.h"
 #include "core/tracker.h"
@@ -60,23 +63,42 @@ struct RuntimeNesting {
 
 // A call of the program the interposition hooks record themselves, from its entry to its return (nested calls
 // included): CUPTI, while it is still subscribed during a hand-over, leaves it alone, so no call is recorded twice.
+namespace detail {
+extern constinit FIRSTASSERT_FAST_TLS thread_local int hooked_depth;  // constinit: no TLS wrapper call
+}  // namespace detail
 class HookedCall {
  public:
-  HookedCall();
-  ~HookedCall();
+  HookedCall() { ++detail::hooked_depth; }
+  ~HookedCall() { --detail::hooked_depth; }
   HookedCall(const HookedCall&) = delete;
   HookedCall& operator=(const HookedCall&) = delete;
 };
-bool inside_hooked_call();
+inline bool inside_hooked_call() { return detail::hooked_depth > 0; }
 
 // The outermost call of the program on this thread that CUPTI records, from its ENTER to its EXIT: while it lasts
 // (within the subscription it began under), the hooks leave the calls made inside it, such as a runtime launch's
 // driver launch, to CUPTI, so that a call CUPTI entered before a hand-over is not recorded again, in part, by them.
 // began/ended say whether the mark changed (ended: false when none of the current subscription was set).
-bool cupti_call_began();
-bool cupti_call_ended();
-bool inside_cupti_call();
-// The subscription is gone: marks still set on threads whose EXIT never came mean nothing any more.
+// Inline: CUPTI's callback asks twice per call.
+namespace detail {
+// The CUPTI subscription (numbered from 1) under which this thread's open call began; 0: none.
+extern constinit FIRSTASSERT_FAST_TLS thread_local unsigned cupti_call_subscription;  // constinit: no TLS wrapper call
+extern std::atomic<unsigned> cupti_subscription;
+}  // namespace detail
+inline bool inside_cupti_call() {
+  unsigned mark = detail::cupti_call_subscription;
+  return mark != 0 && mark == detail::cupti_subscription.load(std::memory_order_relaxed);
+}
+inline bool cupti_call_began() {
+  if (inside_cupti_call()) return false;
+  detail::cupti_call_subscription = detail::cupti_subscription.load(std::memory_order_relaxed);
+  return true;
+}
+inline bool cupti_call_ended() {
+  bool current = inside_cupti_call();
+  detail::cupti_call_subscription = 0;
+  return current;
+}
 void cupti_subscription_ended();
 
 struct CallSite {
