@@ -222,17 +222,19 @@ RealSlot real_cuGetProcAddress_v2;
 // The hook that stands for fn: fn must be the very entry point the hook was written for (the one the shim would
 // call), or the hook itself. Anything else (another tool's wrapper, a mock, a per-thread or newer variant without a
 // hook of its own, a second copy of a library) is not ours to wrap.
-void* hook_for(void* fn) {
-  if (fn == nullptr) return nullptr;
-  for (Hook* table : {&hooks[0], &cupti_hooks[0]}) {
-    size_t count = table == &hooks[0] ? sizeof hooks / sizeof hooks[0] : sizeof cupti_hooks / sizeof cupti_hooks[0];
-    for (size_t i = 0; i < count; ++i) {
-      Hook& hook = table[i];
-      if (fn == hook.self) return fn;
-      if (fn == resolve(*hook.real, hook.name, hook.self)) return hook.self;
-    }
+template <size_t N>
+void* hook_in(Hook (&table)[N], void* fn) {
+  for (Hook& hook : table) {
+    if (fn == hook.self) return fn;
+    if (fn == resolve(*hook.real, hook.name, hook.self)) return hook.self;
   }
   return nullptr;
+}
+
+void* hook_for(void* fn) {
+  if (fn == nullptr) return nullptr;
+  void* hook = hook_in(hooks, fn);
+  return hook != nullptr ? hook : hook_in(cupti_hooks, fn);
 }
 
 }  // namespace
