@@ -7,6 +7,7 @@
 
 #include <atomic>
 
+#include "core/clock.h"
 #include "core/fast_tls.h"
 #include "cupti_library.h"
 #include "source/observer.h"
@@ -14,21 +15,54 @@
 namespace firstassert::cupti {
 namespace {
 
-FIRSTASSERT_FAST_TLS thread_local source::RuntimeNesting runtime_calls;
+// The program's runtime calls on this thread as CUPTI showed them, within one subscription: a call whose EXIT never
+// came (CUPTI was given up while it ran) must not make every call after a new subscription look nested.
+struct SubscriptionNesting {
+  unsigned subscription;
+  source::RuntimeNesting calls;
+};
+FIRSTASSERT_FAST_TLS thread_local SubscriptionNesting nesting;
+
+source::RuntimeNesting& runtime_calls() {
+  unsigned now = source::cupti_subscription_now();
+  if (nesting.subscription != now) nesting = {now, {0}};
+  return nesting.calls;
+}
 
 // The program's calls CUPTI showed entering and not yet leaving, for stop_recording to wait on: one at most per
-// thread (the outermost), marked on the thread (source::cupti_call_began) so that a leave whose enter came before
-// recording began, or under an earlier subscription, counts none.
-std::atomic<long> open_calls{0};
+// thread (the outermost, marked on the thread by source::cupti_call_began), counted under the subscription it began
+// in, so that a leave whose enter came before recording began, or under another subscription, miscounts none. Striped
+// by thread, so that threads launching at once do not share one cache line.
+constexpr unsigned kSubscriptions = 16;  // counts kept for the latest few: a straggler's leave lands in its own
+constexpr unsigned kStripes = 16;
+struct alignas(64) Stripe {
+  std::atomic<long> open{0};
+};
+Stripe open_calls[kSubscriptions][kStripes];
+
+Stripe& stripe(unsigned subscription) {
+  return open_calls[subscription % kSubscriptions][static_cast<unsigned>(current_thread_id()) % kStripes];
+}
+
+long open_in(unsigned subscription) {
+  long open = 0;
+  for (Stripe& s : open_calls[subscription % kSubscriptions]) open += s.open.load(std::memory_order_acquire);
+  return open;
+}
+
+// While stop_recording waits, calls entering are left alone (not opened, not recorded), so that the wait ends under
+// steady traffic; the calls already open are recorded whole.
+std::atomic<bool> draining{false};
 
 void call_opened() {
-  if (source::cupti_call_began()) open_calls.fetch_add(1, std::memory_order_relaxed);
+  if (unsigned subscription = source::cupti_call_began()) stripe(subscription).open.fetch_add(1, std::memory_order_relaxed);
 }
 
 // Closed once the call is recorded, however the recording ends.
 struct CallCloser {
   ~CallCloser() {
-    if (source::cupti_call_ended()) open_calls.fetch_sub(1, std::memory_order_release);
+    if (unsigned subscription = source::cupti_call_ended())
+      stripe(subscription).open.fetch_sub(1, std::memory_order_release);
   }
 };
 
@@ -39,23 +73,27 @@ void on_api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void*
   const auto& cb = *static_cast<const CUpti_CallbackData*>(data);
   source::CallSite site{domain, cbid, cb.functionParams, cb.functionName};
   bool enter = cb.callbackSite == CUPTI_API_ENTER;
+  bool drain = draining.load(std::memory_order_relaxed);
+  source::RuntimeNesting& calls = runtime_calls();
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     if (enter) {
-      if (runtime_calls.entered()) {
+      if (calls.entered() && !drain) {
         call_opened();
         if (cb.correlationData != nullptr) *cb.correlationData = source::call_entered(site);
       }
       return;
     }
-    if (!runtime_calls.exited()) return;
+    if (!calls.exited()) return;
   } else {
-    if (runtime_calls.inside()) return;
+    if (calls.inside()) return;
     if (enter) {
+      if (drain) return;
       call_opened();
       if (cb.correlationData != nullptr) *cb.correlationData = source::call_entered(site);
       return;
     }
   }
+  if (drain && !source::inside_cupti_call()) return;  // entered while the subscription was being given up
   CallCloser closer;
   if (cb.functionReturnValue == nullptr) return;
   source::call_exited(site, *static_cast<const int*>(cb.functionReturnValue), cb.symbolName,
@@ -79,7 +117,7 @@ std::atomic<CUpti_SubscriberHandle> subscription{nullptr};
 
 }  // namespace
 
-SubscribeResult start_recording(const std::string& explicit_cupti_path) {
+SubscribeResult start_recording(const CuptiLibrary& lib, const std::string& why_not_opened) {
   SubscribeResult result;
   if (subscription.load() != nullptr) {
     result.recording = true;
@@ -87,16 +125,16 @@ SubscribeResult start_recording(const std::string& explicit_cupti_path) {
     result.message = "recording launches through CUPTI at " + library.path;
     return result;
   }
-  std::string why;
-  CuptiLibrary lib = open_cupti(explicit_cupti_path, why);
   if (!lib) {
-    result.message = why;
+    result.message = why_not_opened;
     return result;
   }
   result.cupti_path = lib.path;
   // Our own subscription: the preloaded stub's hook of cuptiSubscribe (which hands CUPTI over to another tool) lets
   // it through.
   source::OurCall ours;
+  for (Stripe& s : open_calls[source::cupti_subscription_now() % kSubscriptions]) s.open.store(0);
+  draining.store(false);
 
   CUpti_SubscriberHandle subscriber = nullptr;
   CUptiResult r;
@@ -143,18 +181,17 @@ bool stop_recording(int grace_ms, int wait_ms) {
   if (held == nullptr) return true;
   const timespec tick{0, 1000000};
   int waited = 0;
-  for (; waited < wait_ms; ++waited) {
-    if (waited >= grace_ms && open_calls.load(std::memory_order_acquire) <= 0) break;
-    nanosleep(&tick, nullptr);
-  }
-  bool drained = open_calls.load(std::memory_order_acquire) <= 0;
+  for (; waited < grace_ms && waited < wait_ms; ++waited) nanosleep(&tick, nullptr);  // still recording
+  draining.store(true);
+  unsigned now = source::cupti_subscription_now();
+  for (; waited < wait_ms && open_in(now) > 0; ++waited) nanosleep(&tick, nullptr);
+  bool drained = open_in(now) <= 0;
   {
     source::OurCall ours;
     library.unsubscribe(held);
   }
   subscription.store(nullptr);
   source::cupti_subscription_ended();
-  open_calls.store(0, std::memory_order_relaxed);
   return drained;
 }
 

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "cupti_library.h"
+
 namespace firstassert::cupti {
 
 struct SubscribeResult {
@@ -13,15 +15,17 @@ struct SubscribeResult {
   std::string message;  // why recording is off, or what is in use
 };
 
-// Subscribes, feeding the observer (source::start must have run). Not thread-safe: the caller serializes
-// start_recording and stop_recording.
-SubscribeResult start_recording(const std::string& explicit_cupti_path);
+// Subscribes through lib (open_cupti's, opened by the caller before it takes its own locks: dlopen takes the loader's),
+// feeding the observer (source::start must have run); an empty lib is why_not_opened. Not thread-safe: the caller
+// serializes start_recording and stop_recording.
+SubscribeResult start_recording(const CuptiLibrary& lib, const std::string& why_not_opened);
 // Whether firstassert holds its CUPTI subscription now.
 bool recording();
 
-// Gives the subscription up. First it waits, at least grace_ms and at most wait_ms, for the calls CUPTI showed
-// entering to return, so that each of those is still recorded whole. Returns false when some were still in flight
-// when wait_ms ran out (their return is not seen), true otherwise; nothing happens when not subscribed.
+// Gives the subscription up. For grace_ms it goes on recording (calls that passed the hooks just before a hand-over
+// reach CUPTI within it); then calls entering are left alone while it waits, at most wait_ms in all, for the calls
+// already open to return, so that each of those is recorded whole. Returns false when some were still open when
+// wait_ms ran out (their return is not seen), true otherwise; nothing happens when not subscribed.
 bool stop_recording(int grace_ms, int wait_ms);
 
 }  // namespace firstassert::cupti

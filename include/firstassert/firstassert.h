@@ -17,8 +17,9 @@ int firstassert_enable(void);
 
 /* Stops recording and gives back what it holds: the CUPTI subscriber slot, so that a profiler started afterwards
  * (torch.profiler, Nsight Systems) gets it, and fd 2 (firstassert_stderr_pipe). What was found stays and is still
- * reported. Preloaded, this is rarely needed: a tool that subscribes to CUPTI later is handed it, and firstassert
- * records on through its hooks. Returns 1 when it stopped a recording, 0 when none ran. */
+ * reported. It waits for the CUDA calls CUPTI is in the middle of on other threads, at most a second. Preloaded, this
+ * is rarely needed: a tool that subscribes to CUPTI later is handed it, and firstassert records on through its hooks.
+ * Returns 1 when it stopped a recording, 0 when none ran. */
 int firstassert_disable(void);
 
 /* The path of the report written for the first sticky CUDA error, or NULL while there is none. */

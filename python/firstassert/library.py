@@ -19,7 +19,7 @@ _package = os.path.dirname(os.path.abspath(__file__))
 _native = os.path.join(_package, "_native")  # where a wheel keeps the shim, its recorder and the command
 _loaded = None  # the ctypes handle of the shim once enable() loaded it
 _enabled_dir = None  # FIRSTASSERT_DIR as it was when recording started
-_armed = None  # (CUDA_INJECTION64_PATH, FIRSTASSERT_CHAINED_INJECTION) as they were before enable() armed the shim
+_armed = None  # (CUDA_INJECTION64_PATH, FIRSTASSERT_CHAINED_INJECTION, the shim) before enable() armed the shim
 
 
 def _mapped_objects():
@@ -148,9 +148,9 @@ def enable(report_dir=None, lib=None):
         # library CUDA_INJECTION64_PATH names when CUDA starts (cuInit): the shim, already loaded here, then records
         # through CUPTI. A tool already named there is kept and initialized first.
         current = os.environ.get("CUDA_INJECTION64_PATH")
-        if _armed is None:
-            _armed = (current, os.environ.get("FIRSTASSERT_CHAINED_INJECTION"))
         shim = os.path.realpath(path)
+        if _armed is None:
+            _armed = (current, os.environ.get("FIRSTASSERT_CHAINED_INJECTION"), shim)
         if current and os.path.realpath(current) != shim:
             os.environ["FIRSTASSERT_CHAINED_INJECTION"] = current
         os.environ["CUDA_INJECTION64_PATH"] = shim
@@ -198,25 +198,46 @@ def environment_dir():
     return os.environ.get("FIRSTASSERT_DIR") or os.getcwd()
 
 
-def disable():
-    """Stops recording in this process and gives back what enable() took: CUPTI, so that a profiler started afterwards
-    (torch.profiler, Nsight Systems) gets it, and fd 2 (the stderr pipe is drained first). Armed before CUDA started,
-    the shim is disarmed instead. What was found stays: the report is still written for a CUDA error and show() shows
-    it. enable() records again. Returns True when a recording was stopped (or an armed shim disarmed)."""
-    global _armed
+def _handle():
+    """The shim's ctypes handle: enable()'s, else the copy already in this process (preloaded, or loaded by the
+    driver through CUDA_INJECTION64_PATH), else None."""
+    global _loaded
     if _loaded is None:
+        path = _loaded_shim()
+        if path:
+            try:
+                handle = ctypes.CDLL(path)
+                _bind(handle)
+                _loaded = handle
+            except (OSError, AttributeError):
+                return None
+    return _loaded
+
+
+def disable():
+    """Stops recording in this process and gives back what it holds: CUPTI, so that a profiler started afterwards
+    (torch.profiler, Nsight Systems) gets it, and fd 2 (the stderr pipe is drained first). It waits for the CUDA
+    calls CUPTI is in the middle of, at most a second. Also when recording was started otherwise (preloaded, or by
+    CUDA_INJECTION64_PATH). Armed before CUDA started, the shim is disarmed instead. What was found stays: the report
+    is still written for a CUDA error and show() shows it. enable() records again. Returns True when a recording was
+    stopped (or an armed shim disarmed)."""
+    global _armed
+    handle = _handle()
+    if handle is None:
         return False
-    if _loaded.firstassert_disable() == 1:
+    if handle.firstassert_disable() == 1:
         return True
     if _armed is not None and not _cuda_loaded():
-        for name, value in zip(("CUDA_INJECTION64_PATH", "FIRSTASSERT_CHAINED_INJECTION"), _armed):
+        injection, chained, shim = _armed
+        if injection and os.path.realpath(injection) == shim:
+            injection, chained = chained or None, None  # preloaded, the shim had armed itself: the tool it chained
+        for name, value in (("CUDA_INJECTION64_PATH", injection), ("FIRSTASSERT_CHAINED_INJECTION", chained)):
             if value is None:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
         _armed = None
         return True
-    _loaded.firstassert_stderr_pipe(0)  # a recording another enable() path started: at least fd 2 is given back
     return False
 
 

@@ -16,7 +16,7 @@ std::mutex change_mutex;
 // What describe() reads, under its own lock: a report written from a call CUPTI is recording while a hand-over
 // waits for that call must not wait for the hand-over.
 std::mutex state_mutex;
-std::string backend;  // "cupti", "interpose" or "" (off)
+std::string backend;  // "cupti" or "interpose": what records, or recorded last; "" before any did
 std::string cupti_path;
 bool handed_over = false;
 
@@ -40,32 +40,34 @@ std::string who(const char* name) {
 }  // namespace
 
 bool start(Backend wanted, const std::string& wanted_cupti_path, std::string& message) {
+  // Opened before the lock is taken: dlopen takes the loader's lock, which a library constructor that subscribes to
+  // CUPTI (and so waits for this lock in before_other_subscriber) holds.
+  cupti::CuptiLibrary lib;
+  std::string why;
+  if (wanted != Backend::interpose && !cupti::recording()) lib = cupti::open_cupti(wanted_cupti_path, why);
   std::lock_guard lock(change_mutex);
   message.clear();
   if (wanted != Backend::interpose) {
-    cupti::SubscribeResult started = cupti::start_recording(wanted_cupti_path);
+    cupti::SubscribeResult started = cupti::start_recording(lib, why);
     message = started.message;
     if (started.recording) {
       set_state("cupti", started.cupti_path);
       return true;
     }
   }
-  if (wanted == Backend::cupti) {
-    set_state("", "");
-    return false;
-  }
-  std::string why = message;
+  if (wanted == Backend::cupti) return false;
+  std::string cupti_said = message;
+  std::string then = cupti_said.empty() ? "" : "; ";
   if (!interpose::available()) {
-    message = why + (why.empty() ? "" : "; ") + "interposition needs the shim preloaded (LD_PRELOAD or firstassert run)";
+    message = cupti_said + then + "interposition needs the shim preloaded (LD_PRELOAD or firstassert run)";
   } else if (!interpose::start()) {
-    message = why + (why.empty() ? "" : "; ") + "interposition could not start (see above)";
+    message = cupti_said + then + "interposition could not start (see above)";
   } else {
-    if (wanted == Backend::automatic) say("%s; recording through interposition instead", why.c_str());
+    if (wanted == Backend::automatic) say("%s; recording through interposition instead", cupti_said.c_str());
     message = "recording launches through interposition";
     set_state("interpose", "");
     return true;
   }
-  set_state("", "");
   return false;
 }
 
@@ -80,8 +82,8 @@ void before_other_subscriber(const char* name) {
     bool whole = cupti::stop_recording(kGraceMs, kWaitMs);
     {
       std::lock_guard state(state_mutex);
-      backend = hooks ? "interpose" : "";
-      handed_over = true;
+      if (hooks) backend = "interpose";
+      handed_over = true;  // firstassert gave CUPTI up for another tool, whether or not the tool's call then succeeds
     }
     if (!hooks) {
       say("%s subscribes to CUPTI: firstassert gave CUPTI up, and recording stops (the interposition hooks could "
@@ -96,11 +98,12 @@ void before_other_subscriber(const char* name) {
   }
 }
 
+// The state keeps the source that recorded last: the report written at exit is about what it found.
 void stop() {
   std::lock_guard lock(change_mutex);
   interpose::stop();
-  cupti::stop_recording(0, kWaitMs);
-  set_state("", "");
+  if (!cupti::stop_recording(0, kWaitMs))
+    info("a call still inside CUDA after 1 s, on another thread, was not seen returning before CUPTI was released");
 }
 
 bool holds_cupti() { return cupti::recording(); }

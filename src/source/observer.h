@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <utility>
 
 #include "core/fast_tls.h"
 
@@ -78,27 +79,23 @@ inline bool inside_hooked_call() { return detail::hooked_depth > 0; }
 // The outermost call of the program on this thread that CUPTI records, from its ENTER to its EXIT: while it lasts
 // (within the subscription it began under), the hooks leave the calls made inside it, such as a runtime launch's
 // driver launch, to CUPTI, so that a call CUPTI entered before a hand-over is not recorded again, in part, by them.
-// began/ended say whether the mark changed (ended: false when none of the current subscription was set).
-// Inline: CUPTI's callback asks twice per call.
+// Subscriptions are numbered from 1. began returns the number it marked the thread with (0: the thread has a mark of
+// the current subscription already); ended the number of the mark it cleared (0: none). Inline: CUPTI's callback
+// asks on every call.
 namespace detail {
-// The CUPTI subscription (numbered from 1) under which this thread's open call began; 0: none.
 extern constinit FIRSTASSERT_FAST_TLS thread_local unsigned cupti_call_subscription;  // constinit: no TLS wrapper call
 extern std::atomic<unsigned> cupti_subscription;
 }  // namespace detail
+inline unsigned cupti_subscription_now() { return detail::cupti_subscription.load(std::memory_order_relaxed); }
 inline bool inside_cupti_call() {
   unsigned mark = detail::cupti_call_subscription;
-  return mark != 0 && mark == detail::cupti_subscription.load(std::memory_order_relaxed);
+  return mark != 0 && mark == cupti_subscription_now();
 }
-inline bool cupti_call_began() {
-  if (inside_cupti_call()) return false;
-  detail::cupti_call_subscription = detail::cupti_subscription.load(std::memory_order_relaxed);
-  return true;
+inline unsigned cupti_call_began() {
+  if (inside_cupti_call()) return 0;
+  return detail::cupti_call_subscription = cupti_subscription_now();
 }
-inline bool cupti_call_ended() {
-  bool current = inside_cupti_call();
-  detail::cupti_call_subscription = 0;
-  return current;
-}
+inline unsigned cupti_call_ended() { return std::exchange(detail::cupti_call_subscription, 0u); }
 void cupti_subscription_ended();
 
 struct CallSite {

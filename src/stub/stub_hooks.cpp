@@ -202,18 +202,19 @@ struct Hook {
   const char* name;  // the exported symbol
   RealSlot* real;
   void* self;  // the hook's own (hidden) address
-  std::atomic<void*>* recorder;
+  std::atomic<void*>* recorder;  // what the hook hands calls to: null until routed
+  void* implementation;          // the recorder's, found when it is loaded
 };
 
 #define FIRSTASSERT_STUB_HOOK_ENTRY(DOMAIN, cbid, Params, Ret, name, base, per_thread, decl, args) \
-  {#name, &real_##name, reinterpret_cast<void*>(&firstassert_hook_##name), &recorder_##name},
+  {#name, &real_##name, reinterpret_cast<void*>(&firstassert_hook_##name), &recorder_##name, nullptr},
 
 Hook hooks[] = {FIRSTASSERT_INTERPOSED_RUNTIME(FIRSTASSERT_STUB_HOOK_ENTRY)
                     FIRSTASSERT_INTERPOSED_DRIVER(FIRSTASSERT_STUB_HOOK_ENTRY)};
 
 // The CUPTI hooks are never routed to the recorder's implementations: they only call the recorder's door first.
 #define FIRSTASSERT_CUPTI_HOOK_ENTRY(name, decl, args, tool_name) \
-  {#name, &real_##name, reinterpret_cast<void*>(&firstassert_hook_##name), nullptr},
+  {#name, &real_##name, reinterpret_cast<void*>(&firstassert_hook_##name), nullptr, nullptr},
 
 Hook cupti_hooks[] = {FIRSTASSERT_CUPTI_SUBSCRIBE_CALLS(FIRSTASSERT_CUPTI_HOOK_ENTRY)};
 
@@ -231,10 +232,12 @@ void* hook_in(Hook (&table)[N], void* fn) {
   return nullptr;
 }
 
-void* hook_for(void* fn) {
+// name: what the pointer was asked for by, when known; only CUPTI's own names are compared with CUPTI's entry points
+// (each comparison may search the loaded objects once per loader generation).
+void* hook_for(void* fn, const char* name = nullptr) {
   if (fn == nullptr) return nullptr;
-  void* hook = hook_in(hooks, fn);
-  return hook != nullptr ? hook : hook_in(cupti_hooks, fn);
+  if (name != nullptr && strncmp(name, "cupti", 5) == 0) return hook_in(cupti_hooks, fn);
+  return hook_in(hooks, fn);
 }
 
 }  // namespace
@@ -263,18 +266,23 @@ void* real_entry_point(const char* name) {
 
 void route_cupti_subscriptions(void (*door)(const char* name)) { cupti_door.store(door, std::memory_order_release); }
 
-bool attach_recorder_hooks(void* recorder) {
+bool find_recorder_hooks(void* recorder) {
   for (Hook& hook : hooks) {
     char symbol[128] = "firstassert_recorder_hook_";
     strncat(symbol, hook.name, sizeof symbol - strlen(symbol) - 1);
-    void* implementation = real_dlsym() != nullptr ? real_dlsym()(recorder, symbol) : nullptr;
-    if (implementation == nullptr) {
+    hook.implementation = real_dlsym() != nullptr ? real_dlsym()(recorder, symbol) : nullptr;
+    if (hook.implementation == nullptr) {
       say("the recorder library has no %s; interposition stays off", symbol);
-      for (Hook& h : hooks) h.recorder->store(nullptr, std::memory_order_release);
+      for (Hook& h : hooks) h.implementation = nullptr;
       return false;
     }
-    hook.recorder->store(implementation, std::memory_order_release);
   }
+  return true;
+}
+
+bool route_recorder_hooks() {
+  if (hooks[0].implementation == nullptr) return false;  // find_recorder_hooks failed, or never ran
+  for (Hook& hook : hooks) hook.recorder->store(hook.implementation, std::memory_order_release);
   return true;
 }
 
@@ -319,7 +327,7 @@ void* firstassert_dlsym_wrapped(void* handle, const char* name) {
   if (found == nullptr) return nullptr;
   if (found == fas::real_get_proc_address_v2() || found == fas::own_get_proc_address_v2())
     return fas::own_get_proc_address_v2();
-  void* hook = fas::hook_for(found);
+  void* hook = fas::hook_for(found, name);
   return hook != nullptr ? hook : found;
 }
 

@@ -87,11 +87,10 @@ pthread_once_t recorder_once = PTHREAD_ONCE_INIT;
 
 int route_hooks();
 FirstassertStub services{kFirstassertAbi, 0, &real_entry_point, &loaded_generation, &route_hooks};
-void* recorder_handle = nullptr;
 
 // Only a preloaded stub's hooks see the program's calls.
 int route_hooks() {
-  return services.preloaded != 0 && recorder_handle != nullptr && attach_recorder_hooks(recorder_handle) ? 1 : 0;
+  return services.preloaded != 0 && route_recorder_hooks() ? 1 : 0;
 }
 
 template <typename Fn>
@@ -131,7 +130,7 @@ void load_recorder() {
       !find(handle, "firstassert_recorder_stderr", stderr_bytes))
     return;
   services.preloaded = preloaded(self) ? 1 : 0;
-  recorder_handle = handle;
+  if (services.preloaded != 0) find_recorder_hooks(handle);  // only a preloaded stub's hooks can be routed
   if (attach(&services) == 0) return;  // the recorder has said why
   // The tap and the CUPTI hooks only interpose when preloaded; loaded by dlopen, the program never calls them.
   if (services.preloaded != 0) {

@@ -4,6 +4,7 @@
 // refuses a second subscriber, as CUDA <= 13.2 and drivers before r610 do.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -168,6 +169,37 @@ TEST(ProfilerWithoutPreload, EnableSaysCuptiIsHeldAndDisableGivesItBack) {
   EXPECT_EQ(o.report["tool"]["backend"], "cupti");
   EXPECT_EQ(printed(o.run.out, "launches"), 5);
   EXPECT_EQ(o.report["launches_recorded"], 3) << "the launches made while disabled are not recorded";
+}
+
+// Threads inside CUDA calls when CUPTI is released and taken again: a call whose EXIT CUPTI never delivered must not
+// leave its thread looking nested ever after (the assert launched from one of them would go unreported).
+TEST(DisableAndEnable, ThreadsBusyMeanwhileAreRecordedAfterwards) {
+  for (bool preloaded : {false, true}) {
+    SCOPED_TRACE(preloaded ? "preloaded" : "dlopen");
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      e2e::TempDir dir;
+      std::map<std::string, std::string> env{{"FIRSTASSERT_LIB", kShim}, {"FIRSTASSERT_STDERR_PIPE", "0"}};
+      if (preloaded) env["LD_PRELOAD"] = kShim;
+      Outcome o = run_in(dir, {PROFILER_JOB, "busy-disable"}, env);
+      EXPECT_EQ(o.run.exit_code, 1) << o.run.err;
+      EXPECT_EQ(printed(o.run.out, "disable"), 1) << o.run.err;
+      EXPECT_EQ(printed(o.run.out, "enable again"), 1) << o.run.err;
+      ASSERT_EQ(o.reports.size(), 1u) << o.run.out << o.run.err;
+      EXPECT_EQ(o.report["culprit"]["mangled"], kNllLoss) << o.run.err;
+    }
+  }
+}
+
+// What the report says recorded the findings stays after recording is switched off.
+TEST(DisableAndEnable, TheFinalReportStillNamesTheSourceThatRecorded) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {PROFILER_JOB, "disable-after-fail"},
+                     {{"FIRSTASSERT_LIB", kShim}, {"FIRSTASSERT_STDERR_PIPE", "0"}});
+  EXPECT_EQ(printed(o.run.out, "disable"), 1) << o.run.err;
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  EXPECT_EQ(o.report["final"], true);
+  EXPECT_EQ(o.report["tool"]["backend"], "cupti");
+  EXPECT_EQ(o.report["culprit"]["mangled"], kNllLoss);
 }
 
 }  // namespace

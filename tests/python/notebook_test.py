@@ -2,7 +2,7 @@
 """Test: the Python package firstassert in a notebook's ways, with the simulator (stdlib unittest, no pytest).
 
 usage: notebook_test.py PACKAGE_ROOT SHIM SIM_DIR
-       notebook_test.py --child[-enable-early|-slot-taken|-disable|-disarm|-report-before-enable] PACKAGE_ROOT SHIM SIM_DIR
+       notebook_test.py --child[-enable-early|-slot-taken|-disable|-disarm[-preloaded]|-injected-disable|-report-before-enable] PACKAGE_ROOT SHIM SIM_DIR
                         [REPORT_DIR]
        PACKAGE_ROOT  build/python, which holds the build tree's copy of the package
        SHIM     build/src/libfirstassert.so
@@ -115,6 +115,36 @@ def child_disarm(package_root, shim, sim_dir):
         recorder_loaded = "libfirstassert_recorder.so" in maps.read()
     print(json.dumps({"armed": armed, "disarmed": disarmed, "environment": environment,
                       "recorder_loaded": recorder_loaded}))
+    return 0
+
+
+def child_disarm_preloaded(package_root, shim, sim_dir):
+    """Preloaded, the shim armed itself at load (CUDA_INJECTION64_PATH names it); enable() then disable() before
+    CUDA started disarms it all the same."""
+    sys.path.insert(0, package_root)
+    import firstassert as fa
+    armed_at_load = os.environ.get("CUDA_INJECTION64_PATH")
+    armed, disarmed = fa.enable(lib=shim), fa.disable()
+    left = os.environ.get("CUDA_INJECTION64_PATH")
+    load_cuda(sim_dir)
+    with open("/proc/self/maps") as maps:
+        recorder_loaded = "libfirstassert_recorder.so" in maps.read()
+    print(json.dumps({"armed_at_load": bool(armed_at_load), "armed": armed, "disarmed": disarmed, "left": left,
+                      "recorder_loaded": recorder_loaded}))
+    return 0
+
+
+def child_injected_disable(package_root, shim, sim_dir):
+    """The driver loaded the shim (CUDA_INJECTION64_PATH) and it records through CUPTI, with no enable() in Python:
+    disable() still gives CUPTI back."""
+    sys.path.insert(0, package_root)
+    import firstassert as fa
+    os.environ["CUDA_INJECTION64_PATH"] = shim
+    load_cuda(sim_dir)
+    held = profiler_subscribes(sim_dir)
+    disabled = fa.disable()
+    freed = profiler_subscribes(sim_dir)
+    print(json.dumps({"held": held, "disabled": disabled, "freed": freed}))
     return 0
 
 
@@ -330,6 +360,17 @@ class StderrPipe(unittest.TestCase):
                 "is refused it; firstassert.disable() (C: firstassert_disable()) gives it back\n")
         self.assertEqual(run.stderr, held + "through the pipe\nafter disable\n" + held + "enabled again\n")
 
+    def test_disable_without_enable_releases_cupti_the_driver_gave_the_shim(self):
+        run = run_child("--child-injected-disable")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(json.loads(run.stdout), {"held": 39, "disabled": True, "freed": 0}, run.stderr)
+
+    def test_disable_before_cuda_started_disarms_a_preloaded_shim(self):
+        run = run_child("--child-disarm-preloaded", preload=True)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(json.loads(run.stdout), {"armed_at_load": True, "armed": True, "disarmed": True,
+                                                  "left": None, "recorder_loaded": False}, run.stderr)
+
     def test_disable_before_cuda_started_disarms_the_shim(self):
         run = run_child("--child-disarm")
         self.assertEqual(run.returncode, 0, run.stderr)
@@ -533,7 +574,9 @@ class Enable(unittest.TestCase):
 if __name__ == "__main__":
     children = {"--child": child, "--child-armed": lambda *args: child(*args, enable_first=True),
                 "--child-enable-early": child_enable_early, "--child-slot-taken": child_slot_taken,
-                "--child-disable": child_disable, "--child-disarm": child_disarm, "--child-crash": child_crash, "--child-report-before-enable": child_report_before_enable}
+                "--child-disable": child_disable, "--child-disarm": child_disarm,
+                "--child-injected-disable": child_injected_disable,
+                "--child-disarm-preloaded": child_disarm_preloaded, "--child-crash": child_crash, "--child-report-before-enable": child_report_before_enable}
     if len(sys.argv) >= 5 and sys.argv[1] in children:
         sys.exit(children[sys.argv[1]](*sys.argv[2:]))
     if len(sys.argv) != 4:

@@ -15,6 +15,10 @@
 //   enabled     not preloaded: firstassert is dlopened from $FIRSTASSERT_LIB and enabled after CUDA started; the
 //               profiler is refused, firstassert_disable() gives CUPTI back, the profiler subscribes, sees a launch
 //               and unsubscribes, firstassert_enable() records again; then the failing nll_loss
+//   busy-disable   firstassert as for enabled (or preloaded: the same library); 4 threads launch and synchronize
+//               without pause while firstassert_disable() and firstassert_enable() run; then one of them launches
+//               the failing nll_loss
+//   disable-after-fail  firstassert as for enabled; the failing nll_loss, then firstassert_disable(), then exit
 // Prints "subscribe: RESULT" for each subscription, "profiler saw: N" (launches shown to the profiler), "launches: N"
 // (launches the program made that were accepted) and "sync: ERROR".
 #include <cuda.h>
@@ -23,6 +27,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -139,14 +144,70 @@ int fail(BadLabelsLoss& bad, Launcher& launcher) {
   return sync == cudaSuccess ? 0 : 1;
 }
 
-// Not preloaded: firstassert as a notebook loads it.
-int enabled_by_dlopen(BadLabelsLoss& bad, Launcher& launcher) {
+// firstassert as a notebook loads it (preloaded, the same library).
+struct Doors {
+  int (*enable)() = nullptr;
+  int (*disable)() = nullptr;
+};
+
+Doors open_firstassert() {
   const char* lib = std::getenv("FIRSTASSERT_LIB");
   void* shim = lib != nullptr ? dlopen(lib, RTLD_NOW | RTLD_GLOBAL) : nullptr;
-  if (shim == nullptr) return 6;
-  auto enable = reinterpret_cast<int (*)()>(dlsym(shim, "firstassert_enable"));
-  auto disable = reinterpret_cast<int (*)()>(dlsym(shim, "firstassert_disable"));
-  if (enable == nullptr || disable == nullptr) return 6;
+  Doors doors;
+  if (shim != nullptr) {
+    doors.enable = reinterpret_cast<int (*)()>(dlsym(shim, "firstassert_enable"));
+    doors.disable = reinterpret_cast<int (*)()>(dlsym(shim, "firstassert_disable"));
+  }
+  if (doors.enable == nullptr || doors.disable == nullptr) std::exit(6);
+  return doors;
+}
+
+// Threads busy inside CUDA calls while recording is switched off and on: none of them may be left unrecorded after.
+int busy_disable(BadLabelsLoss& bad, Launcher& launcher) {
+  Doors firstassert = open_firstassert();
+  std::printf("enable: %d\n", firstassert.enable());
+  std::atomic<bool> stop{false};
+  std::atomic<int> idle{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      while (!stop.load()) {
+        launcher.runtime_launch();
+        cudaStreamSynchronize(nullptr);
+      }
+      ++idle;
+      if (t != 0) return;
+      // Alone on the stream, so that which launch failed is not the question here.
+      while (idle.load() < 4) std::this_thread::yield();
+      const void* loss = simkernels_host_stub("nll_loss");
+      launcher.accepted += cudaLaunchKernel(loss, dim3{1}, dim3{32}, bad.args, 0, nullptr) == cudaSuccess;
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::printf("disable: %d\n", firstassert.disable());
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::printf("enable again: %d\n", firstassert.enable());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  stop.store(true);
+  for (std::thread& t : threads) t.join();
+  cudaError_t sync = cudaDeviceSynchronize();
+  std::printf("sync: %s\n", cudaGetErrorName(sync));
+  return sync == cudaSuccess ? 0 : 1;
+}
+
+int disable_after_fail(BadLabelsLoss& bad, Launcher& launcher) {
+  Doors firstassert = open_firstassert();
+  std::printf("enable: %d\n", firstassert.enable());
+  launcher.runtime_launch();
+  int status = fail(bad, launcher);
+  std::printf("disable: %d\n", firstassert.disable());
+  return status;
+}
+
+int enabled_by_dlopen(BadLabelsLoss& bad, Launcher& launcher) {
+  Doors firstassert = open_firstassert();
+  auto enable = firstassert.enable;
+  auto disable = firstassert.disable;
   std::printf("enable: %d\n", enable());
   launcher.runtime_launch();
   if (CUpti_SubscriberHandle refused = start_profiler(Api::v1)) cuptiUnsubscribe(refused);
@@ -186,8 +247,12 @@ int main(int argc, char** argv) {
     status = fail(bad, launcher);
   } else if (mode == "enabled") {
     status = enabled_by_dlopen(bad, launcher);
+  } else if (mode == "busy-disable") {
+    status = busy_disable(bad, launcher);
+  } else if (mode == "disable-after-fail") {
+    status = disable_after_fail(bad, launcher);
   } else {
-    std::fprintf(stderr, "profiler_job: unknown mode '%s' (late, late-v2, late-v2-multi, early, fail-first, burst, enabled)\n",
+    std::fprintf(stderr, "profiler_job: unknown mode '%s' (late, late-v2, late-v2-multi, early, fail-first, burst, enabled, busy-disable, disable-after-fail)\n",
                  mode.c_str());
     return 2;
   }
