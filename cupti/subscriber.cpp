@@ -40,8 +40,11 @@ struct alignas(64) Stripe {
 };
 Stripe open_calls[kSubscriptions][kStripes];
 
+FIRSTASSERT_FAST_TLS thread_local unsigned thread_stripe;  // the thread's stripe + 1; 0: not chosen yet
+
 Stripe& stripe(unsigned subscription) {
-  return open_calls[subscription % kSubscriptions][static_cast<unsigned>(current_thread_id()) % kStripes];
+  if (thread_stripe == 0) thread_stripe = static_cast<unsigned>(current_thread_id()) % kStripes + 1;
+  return open_calls[subscription % kSubscriptions][thread_stripe - 1];
 }
 
 long open_in(unsigned subscription) {
@@ -73,11 +76,10 @@ void on_api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void*
   const auto& cb = *static_cast<const CUpti_CallbackData*>(data);
   source::CallSite site{domain, cbid, cb.functionParams, cb.functionName};
   bool enter = cb.callbackSite == CUPTI_API_ENTER;
-  bool drain = draining.load(std::memory_order_relaxed);
   source::RuntimeNesting& calls = runtime_calls();
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     if (enter) {
-      if (calls.entered() && !drain) {
+      if (calls.entered() && !draining.load(std::memory_order_relaxed)) {
         call_opened();
         if (cb.correlationData != nullptr) *cb.correlationData = source::call_entered(site);
       }
@@ -87,13 +89,14 @@ void on_api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void*
   } else {
     if (calls.inside()) return;
     if (enter) {
-      if (drain) return;
+      if (draining.load(std::memory_order_relaxed)) return;
       call_opened();
       if (cb.correlationData != nullptr) *cb.correlationData = source::call_entered(site);
       return;
     }
   }
-  if (drain && !source::inside_cupti_call()) return;  // entered while the subscription was being given up
+  // Entered while the subscription was being given up: left alone.
+  if (draining.load(std::memory_order_relaxed) && !source::inside_cupti_call()) return;
   CallCloser closer;
   if (cb.functionReturnValue == nullptr) return;
   source::call_exited(site, *static_cast<const int*>(cb.functionReturnValue), cb.symbolName,
