@@ -39,6 +39,8 @@ struct Seen {
   bool launch = false;              // a launch callback of either API domain
   CUstream stream = nullptr;
   CUfunction driver_function = nullptr;
+  const void* graph = nullptr;      // graph calls: the graph in their params
+  unsigned count = 0;               // cuGraphAddBatchMemOpNode: nodeParams->count
 };
 
 std::mutex seen_mutex;
@@ -169,6 +171,33 @@ bool read_launch_params(Seen& s, CUpti_CallbackDomain domain, CUpti_CallbackId c
   return false;
 }
 
+// What the params of some graph calls carry, read inside the callback.
+void read_graph_params(Seen& s, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params) {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddKernelNode_v10000) {
+    const auto* p = static_cast<const cudaGraphAddKernelNode_v10000_params*>(params);
+    s.graph = p->graph;
+    s.func = p->pNodeParams->func;
+    s.grid_x = p->pNodeParams->gridDim.x;
+  } else if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphGetNodes_v10000) {
+    s.graph = static_cast<const cudaGraphGetNodes_v10000_params*>(params)->graph;
+  } else if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecUpdate_v10020) {
+    s.graph = static_cast<const cudaGraphExecUpdate_v10020_params*>(params)->hGraph;
+  } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphAddKernelNode_v2) {
+    const auto* p = static_cast<const cuGraphAddKernelNode_v2_params*>(params);
+    s.graph = p->hGraph;
+    s.driver_function = p->nodeParams->func;
+    s.grid_x = p->nodeParams->gridDimX;
+  } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphAddBatchMemOpNode) {
+    const auto* p = static_cast<const cuGraphAddBatchMemOpNode_params*>(params);
+    s.graph = p->hGraph;
+    s.count = p->nodeParams->count;
+  } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphGetNodes) {
+    s.graph = static_cast<const cuGraphGetNodes_params*>(params)->hGraph;
+  } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2) {
+    s.graph = static_cast<const cuGraphExecUpdate_v2_params*>(params)->hGraph;
+  }
+}
+
 void CUPTIAPI record(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   Seen s{};
   s.domain = domain;
@@ -194,6 +223,7 @@ void CUPTIAPI record(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, 
                                                        : static_cast<int>(*static_cast<CUresult*>(cb->functionReturnValue));
     }
     s.launch = read_launch_params(s, domain, cbid, cb->functionParams);
+    read_graph_params(s, domain, cbid, cb->functionParams);
   }
   std::lock_guard lock(seen_mutex);
   seen.push_back(s);
@@ -596,6 +626,115 @@ void CUPTIAPI call_back_into_cuda(void*, CUpti_CallbackDomain domain, CUpti_Call
   reentrant.device_count_result = cudaGetDeviceCount(&reentrant.device_count);
   reentrant.retain_result = cuDevicePrimaryCtxRetain(&reentrant.retained, 0);
   reentrant.contexts_created.fetch_add(1);
+}
+
+// Graph calls, runtime and driver, each traced under its own callback id and name with its genuine params; a runtime
+// call nests the driver call it is made of.
+TEST_F(Cupti, GraphCallsAreTracedWithTheirGenuineParams) {
+  ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+  void* host = nullptr;
+  ASSERT_EQ(cudaHostAlloc(&host, sizeof(uint64_t), cudaHostAllocMapped), cudaSuccess);
+  CUdeviceptr slot = 0;
+  ASSERT_EQ(cudaHostGetDevicePointer(reinterpret_cast<void**>(&slot), host, 0), cudaSuccess);
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  subscribe_to_apis();
+
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaGraphCreate(&graph, 0), cudaSuccess);
+  const void* stub = reinterpret_cast<const void*>(&simtest::record_kernel);
+  int id = 1;
+  void* args[] = {&id};
+  cudaKernelNodeParams kernel{};
+  kernel.func = const_cast<void*>(stub);
+  kernel.gridDim = dim3{4, 1, 1};
+  kernel.blockDim = dim3{32, 1, 1};
+  kernel.kernelParams = args;
+  cudaGraphNode_t node = nullptr;
+  ASSERT_EQ(cudaGraphAddKernelNode(&node, graph, nullptr, 0, &kernel), cudaSuccess);
+  size_t count = 0;
+  ASSERT_EQ(cudaGraphGetNodes(graph, nullptr, &count), cudaSuccess);
+  CUstreamBatchMemOpParams op{};
+  op.writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+  op.writeValue.address = slot;
+  op.writeValue.value64 = 1;
+  CUDA_BATCH_MEM_OP_NODE_PARAMS batch{};
+  batch.count = 1;
+  batch.paramArray = &op;
+  CUgraphNode write = nullptr;
+  ASSERT_EQ(cuGraphAddBatchMemOpNode(&write, graph, &node, 1, &batch), CUDA_SUCCESS);
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  cudaGraphExecUpdateResultInfo info{};
+  ASSERT_EQ(cudaGraphExecUpdate(exec, graph, &info), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  std::vector<Seen> all;
+  {
+    std::lock_guard lock(seen_mutex);
+    all = seen;
+  }
+  // The runtime call's ENTER, the nested driver call's ENTER and EXIT, the runtime call's EXIT; nullptr if absent.
+  auto nested = [&](CUpti_CallbackId runtime, const char* runtime_name, CUpti_CallbackId driver,
+                    const char* driver_name) -> const Seen* {
+    for (size_t i = 0; i + 3 < all.size(); ++i) {
+      if (all[i].domain != CUPTI_CB_DOMAIN_RUNTIME_API || all[i].cbid != runtime) continue;
+      EXPECT_EQ(all[i].function, runtime_name);
+      EXPECT_EQ(all[i].site, CUPTI_API_ENTER);
+      EXPECT_EQ(all[i + 1].domain, CUPTI_CB_DOMAIN_DRIVER_API) << runtime_name;
+      EXPECT_EQ(all[i + 1].cbid, driver) << runtime_name;
+      EXPECT_EQ(all[i + 1].function, driver_name);
+      EXPECT_EQ(all[i + 2].cbid, driver);
+      EXPECT_EQ(all[i + 2].site, CUPTI_API_EXIT);
+      EXPECT_EQ(all[i + 2].result, CUDA_SUCCESS) << driver_name;
+      EXPECT_EQ(all[i + 3].cbid, runtime);
+      EXPECT_EQ(all[i + 3].site, CUPTI_API_EXIT);
+      EXPECT_TRUE(all[i + 3].correlation_data_carried);
+      return &all[i];
+    }
+    ADD_FAILURE() << runtime_name << " was not traced";
+    return nullptr;
+  };
+  nested(CUPTI_RUNTIME_TRACE_CBID_cudaGraphCreate_v10000, "cudaGraphCreate", CUPTI_DRIVER_TRACE_CBID_cuGraphCreate,
+         "cuGraphCreate");
+  if (const Seen* add = nested(CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddKernelNode_v10000, "cudaGraphAddKernelNode",
+                               CUPTI_DRIVER_TRACE_CBID_cuGraphAddKernelNode_v2, "cuGraphAddKernelNode_v2")) {
+    EXPECT_EQ(add[0].graph, graph);
+    EXPECT_EQ(add[0].func, stub);
+    EXPECT_EQ(add[0].grid_x, 4u);
+    EXPECT_EQ(add[1].graph, graph);
+    EXPECT_EQ(add[1].grid_x, 4u);
+    const char* name = nullptr;
+    ASSERT_EQ(cuFuncGetName(&name, add[1].driver_function), CUDA_SUCCESS);
+    EXPECT_STREQ(name, "_ZN7simtest13record_kernelEi");
+  }
+  if (const Seen* get = nested(CUPTI_RUNTIME_TRACE_CBID_cudaGraphGetNodes_v10000, "cudaGraphGetNodes",
+                               CUPTI_DRIVER_TRACE_CBID_cuGraphGetNodes, "cuGraphGetNodes")) {
+    EXPECT_EQ(get[0].graph, graph);
+    EXPECT_EQ(get[1].graph, graph);
+  }
+  nested(CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v12000, "cudaGraphInstantiate",
+         CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
+  if (const Seen* update = nested(CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecUpdate_v10020, "cudaGraphExecUpdate",
+                                  CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2, "cuGraphExecUpdate_v2")) {
+    EXPECT_EQ(update[0].graph, graph);
+    EXPECT_EQ(update[1].graph, graph);
+  }
+  nested(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, "cudaGraphLaunch", CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+         "cuGraphLaunch");
+  auto driver_only = std::find_if(all.begin(), all.end(), [](const Seen& s) {
+    return s.domain == CUPTI_CB_DOMAIN_DRIVER_API && s.cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphAddBatchMemOpNode;
+  });
+  ASSERT_NE(driver_only, all.end());
+  EXPECT_EQ(driver_only->function, "cuGraphAddBatchMemOpNode");
+  EXPECT_EQ(driver_only->graph, graph);
+  EXPECT_EQ(driver_only->count, 1u);
+  EXPECT_EQ(*static_cast<volatile uint64_t*>(host), 1u);
+
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+  cudaFreeHost(host);
 }
 
 TEST(CuptiReentry, ContextCreatedCallbackMayCallTheRuntimeAndDriver) {

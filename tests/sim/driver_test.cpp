@@ -1,6 +1,6 @@
 // The simulated driver (libcuda.so.1) as Triton and firstassert use it: modules and functions by mangled name,
 // cuLaunchKernel/cuLaunchKernelEx, cuGetProcAddress, stream memory operations on host-mapped memory, capture
-// status, CUDA_INJECTION64_PATH, and faults.
+// status, CUDA_INJECTION64_PATH, and faults. Graphs themselves: graph_test.cpp.
 #include <cuda.h>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -279,35 +279,49 @@ TEST_F(Driver, StreamWriteValue32LandsAfterThePriorWorkOfItsStream) {
   EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
 }
 
-// A breadcrumb written during a capture is not captured: it fails, never lands, and invalidates the capture.
-TEST_F(Driver, StreamWriteDuringCaptureFailsAndInvalidatesTheCapture) {
+// A breadcrumb written during a capture is captured, as CUDA captures stream memory operations: a batch
+// memory-operation node of the graph, landing when the graph is replayed rather than when it was issued.
+TEST_F(Driver, StreamWritesDuringCaptureAreCapturedAndLandOnReplay) {
   CUstream stream;
   ASSERT_EQ(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
   void* host = nullptr;
-  ASSERT_EQ(cuMemHostAlloc(&host, sizeof(uint64_t), CU_MEMHOSTALLOC_DEVICEMAP), CUDA_SUCCESS);
-  *static_cast<volatile uint64_t*>(host) = 0;
+  ASSERT_EQ(cuMemHostAlloc(&host, 2 * sizeof(uint64_t), CU_MEMHOSTALLOC_DEVICEMAP), CUDA_SUCCESS);
+  auto* slots = static_cast<volatile uint64_t*>(host);
+  slots[0] = 0;
+  slots[1] = 0;
   CUdeviceptr slot = 0;
   ASSERT_EQ(cuMemHostGetDevicePointer(&slot, host, 0), CUDA_SUCCESS);
 
   ASSERT_EQ(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
-  EXPECT_EQ(launch_busy(function(kBusyName), stream, 1), CUDA_SUCCESS) << "kernel launches are captured";
-  EXPECT_EQ(cuStreamWriteValue64(stream, slot, 42, 0), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
-  EXPECT_EQ(cuStreamWriteValue32(stream, slot, 43, 0), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  EXPECT_EQ(launch_busy(function(kBusyName), stream, 1), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamWriteValue64(stream, slot, 42, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamWriteValue32(stream, slot + 8, 43, 0), CUDA_SUCCESS);
   CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
   ASSERT_EQ(cuStreamIsCapturing(stream, &status), CUDA_SUCCESS);
-  EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_INVALIDATED);
-  auto graph = reinterpret_cast<CUgraph>(host);  // must be overwritten
-  EXPECT_EQ(cuStreamEndCapture(stream, &graph), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
-  EXPECT_EQ(graph, nullptr);
-  ASSERT_EQ(cuStreamIsCapturing(stream, &status), CUDA_SUCCESS);
-  EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_NONE);
+  EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_ACTIVE);
+  CUgraph graph = nullptr;
+  ASSERT_EQ(cuStreamEndCapture(stream, &graph), CUDA_SUCCESS);
+  ASSERT_NE(graph, nullptr);
   ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
-  EXPECT_EQ(*static_cast<volatile uint64_t*>(host), 0u) << "the write issued during the capture landed";
+  EXPECT_EQ(slots[0], 0u) << "a write issued during the capture landed";
+  EXPECT_EQ(slots[1], 0u);
+  size_t count = 0;
+  ASSERT_EQ(cuGraphGetNodes(graph, nullptr, &count), CUDA_SUCCESS);
+  EXPECT_EQ(count, 3u) << "the kernel and one node per write";
 
-  // Outside a capture the same write lands.
+  CUgraphExec exec = nullptr;
+  ASSERT_EQ(cuGraphInstantiate(&exec, graph, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuGraphLaunch(exec, stream), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  EXPECT_EQ(slots[0], 42u);
+  EXPECT_EQ(slots[1], 43u);
+
+  // Outside a capture a write lands on its own.
   ASSERT_EQ(cuStreamWriteValue64(stream, slot, 44, 0), CUDA_SUCCESS);
   ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
-  EXPECT_EQ(*static_cast<volatile uint64_t*>(host), 44u);
+  EXPECT_EQ(slots[0], 44u);
+  EXPECT_EQ(cuGraphExecDestroy(exec), CUDA_SUCCESS);
+  EXPECT_EQ(cuGraphDestroy(graph), CUDA_SUCCESS);
   EXPECT_EQ(cuMemFreeHost(host), CUDA_SUCCESS);
   EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
 }

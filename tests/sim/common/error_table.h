@@ -35,6 +35,7 @@
   X(801, "CUDA_ERROR_NOT_SUPPORTED", "cudaErrorNotSupported", "operation not supported")                                \
   X(900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", "cudaErrorStreamCaptureUnsupported", "operation not permitted when stream is capturing") \
   X(901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", "cudaErrorStreamCaptureInvalidated", "operation failed due to a previous error during capture") \
+  X(910, "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE", "cudaErrorGraphExecUpdateFailure", "the graph update was not performed because it included changes which violated constraints specific to instantiated graph update") \
   X(999, "CUDA_ERROR_UNKNOWN", "cudaErrorUnknown", "unknown error")
 
 namespace simcuda {

@@ -30,6 +30,9 @@ struct PrivateTable {
   void (*bind_host_stub)(const void* host_stub, const char* mangled_name);
   // libcudart: the calling thread's current context, untraced (the runtime binds the primary one when none is).
   CUcontext (*current_context)();
+  // libcudart: what a runtime graph query gives back for a kernel node's function: its host stub, or the function
+  // itself (a cudaKernel_t the runtime also accepts) when it has none.
+  const void* (*host_stub_of)(CUfunction function);
 };
 
 // {53494d43-5544-4150-5249-564154453031}: "SIMCUDAPRIVATE01".

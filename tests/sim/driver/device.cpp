@@ -8,6 +8,7 @@
 
 #include "../common/error_table.h"
 #include "driver_state.h"
+#include "graph.h"
 #include "tool_events.h"
 
 namespace simcuda {
@@ -158,11 +159,16 @@ bool Device::ready_locked(const Work& work) const {
 
 CUresult Device::enqueue(Stream* stream, Work work, uint64_t* seq_out) {
   std::lock_guard lock(mutex_);
+  return enqueue_locked(stream, std::move(work), seq_out);
+}
+
+CUresult Device::enqueue_locked(Stream* stream, Work work, uint64_t* seq_out) {
   if (shutting_down()) return CUDA_ERROR_DEINITIALIZED;
   if (faulted()) return static_cast<CUresult>(sticky_.load());
   if (stream->capture != nullptr) {
-    // Only kernel launches are captured; anything else invalidates the capture, as unsupported work does on CUDA.
-    say_unsupported_once("capturing work other than kernel launches into a graph");
+    // Kernel launches and stream memory operations are captured (launch, mem_ops); anything else invalidates the
+    // capture, as unsupported work does on CUDA.
+    say_unsupported_once("capturing work other than kernel launches and stream memory operations into a graph");
     stream->capture->invalidated = true;
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   }
@@ -180,6 +186,14 @@ CUresult Device::enqueue(Stream* stream, Work work, uint64_t* seq_out) {
   stream->queue.push_back(std::move(work));
   changed_.notify_all();
   return CUDA_SUCCESS;
+}
+
+GraphNode* Device::capture_locked(Stream* stream, CUgraphNodeType type) {
+  if (stream->capture->invalidated) return nullptr;
+  // Linear within the stream: each captured operation depends on the one before it.
+  GraphNode* node = stream->capture->add(type, stream->capture_dependencies);
+  stream->capture_dependencies.assign(1, node);
+  return node;
 }
 
 void Device::worker_loop(Stream* stream) {
@@ -259,54 +273,93 @@ void Device::raise_fault(int code, std::string message) {
   changed_.notify_all();
 }
 
-CUresult Device::launch(Stream* stream, Kernel* kernel, dim3 grid, dim3 block, void** params) {
-  Work work;
-  work.kind = Work::Kind::Kernel;
-  work.kernel = kernel;
-  work.grid = grid;
-  work.block = block;
+CUresult make_kernel_work(CUfunction function, dim3 grid, dim3 block, void** params, void** extra, Work* work) {
+  if (!is_kernel(function)) return CUDA_ERROR_INVALID_HANDLE;
+  auto* kernel = reinterpret_cast<Kernel*>(function);
+  unsigned long long threads = 1ull * block.x * block.y * block.z;
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535 ||
+      threads == 0 || threads > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (extra != nullptr) {
+    say_unsupported_once("a launch with 'extra' (CU_LAUNCH_PARAM_BUFFER_POINTER)");
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  if (!kernel->param_sizes) {
+    say_unsupported_once(
+        "launching a kernel whose parameter sizes are unknown (register it with simcuda_register_kernel_with_params)");
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  *work = Work{};
+  work->kind = Work::Kind::Kernel;
+  work->kernel = kernel;
+  work->grid = grid;
+  work->block = block;
   // The driver copies argument values at launch: the caller's argument storage may be gone when the kernel runs.
-  size_t count = kernel->param_sizes ? kernel->param_sizes->size() : 0;
+  size_t count = kernel->param_sizes->size();
   if (count > 0 && params == nullptr) return CUDA_ERROR_INVALID_VALUE;
   for (size_t i = 0; i < count; ++i) {
     size_t size = (*kernel->param_sizes)[i];
-    size_t offset = (work.arg_bytes.size() + 15) & ~size_t{15};
-    work.arg_bytes.resize(offset + size);
-    work.arg_offsets.push_back(offset);
+    size_t offset = (work->arg_bytes.size() + 15) & ~size_t{15};
+    work->arg_bytes.resize(offset + size);
+    work->arg_offsets.push_back(offset);
   }
   for (size_t i = 0; i < count; ++i)
-    std::memcpy(work.arg_bytes.data() + work.arg_offsets[i], params[i], (*kernel->param_sizes)[i]);
-
-  {
-    std::lock_guard lock(mutex_);
-    if (stream->capture != nullptr) {
-      if (stream->capture->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
-      stream->capture->launches.push_back(std::move(work));
-      return CUDA_SUCCESS;
-    }
-  }
-  uint64_t seq = 0;
-  CUresult queued = enqueue(stream, std::move(work), &seq);
-  // CUDA_LAUNCH_BLOCKING=1: the launch returns once the kernel has run, with its fault if it raised one.
-  if (queued != CUDA_SUCCESS || !launch_blocking_) return queued;
-  return wait_for(stream, seq);
+    std::memcpy(work->arg_bytes.data() + work->arg_offsets[i], params[i], (*kernel->param_sizes)[i]);
+  return CUDA_SUCCESS;
 }
 
-CUresult Device::launch_graph(Stream* stream, const Graph& graph) {
-  for (const Work& node : graph.launches) {
-    Work copy = node;
-    copy.waits.clear();
-    if (CUresult r = enqueue(stream, std::move(copy)); r != CUDA_SUCCESS) return r;
+CUresult Device::launch(Stream* stream, Work work, unsigned shared_bytes) {
+  uint64_t seq = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (stream->capture != nullptr && !shutting_down() && !faulted()) {
+      GraphNode* node = capture_locked(stream, CU_GRAPH_NODE_TYPE_KERNEL);
+      if (node == nullptr) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+      node->launch = std::move(work);
+      node->shared_bytes = shared_bytes;
+      return CUDA_SUCCESS;
+    }
+    if (CUresult r = enqueue_locked(stream, std::move(work), &seq); r != CUDA_SUCCESS) return r;
+  }
+  // CUDA_LAUNCH_BLOCKING=1: the launch returns once the kernel has run, with its fault if it raised one.
+  return launch_blocking_ ? wait_for(stream, seq) : CUDA_SUCCESS;
+}
+
+CUresult Device::launch_graph(Stream* stream, const GraphExec& exec) {
+  std::lock_guard lock(mutex_);
+  if (shutting_down()) return CUDA_ERROR_DEINITIALIZED;
+  if (faulted()) return static_cast<CUresult>(sticky_.load());
+  if (stream->capture != nullptr) {
+    say_unsupported_once("launching a graph into a capturing stream (a child graph node)");
+    stream->capture->invalidated = true;
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
+  // All of it queued under one hold of the lock: no other work on the stream between the graph's nodes, and a
+  // fault raised by one of them meanwhile drops the rest with everything else queued.
+  for (size_t i : exec.order) {
+    for (const Work& work : exec.nodes[i].work) {
+      if (CUresult r = enqueue_locked(stream, work); r != CUDA_SUCCESS) return r;
+    }
   }
   return CUDA_SUCCESS;
 }
 
-CUresult Device::write_value(Stream* stream, void* address, uint64_t value, bool wide) {
-  Work work;
-  work.kind = wide ? Work::Kind::WriteValue64 : Work::Kind::WriteValue32;
-  work.address = address;
-  work.value = value;
-  return enqueue(stream, std::move(work));
+CUresult Device::mem_ops(Stream* stream, std::vector<CUstreamBatchMemOpParams> ops) {
+  std::lock_guard lock(mutex_);
+  if (shutting_down()) return CUDA_ERROR_DEINITIALIZED;
+  if (faulted()) return static_cast<CUresult>(sticky_.load());
+  if (stream->capture != nullptr) {
+    // CUDA captures stream memory operations as a batch memory-operation node.
+    GraphNode* node = capture_locked(stream, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);
+    if (node == nullptr) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    node->mem_ops = std::move(ops);
+    node->mem_op_context = primary_context();
+    return CUDA_SUCCESS;
+  }
+  for (Work& work : mem_op_work(ops)) {
+    if (CUresult r = enqueue_locked(stream, std::move(work)); r != CUDA_SUCCESS) return r;
+  }
+  return CUDA_SUCCESS;
 }
 
 CUresult Device::copy(Stream* stream, void* dst, const void* src, size_t bytes, bool blocking_copy) {
@@ -429,6 +482,7 @@ CUresult Device::begin_capture(Stream* stream) {
   if (stream->legacy) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;  // the legacy stream cannot be captured
   if (stream->capture != nullptr) return CUDA_ERROR_ILLEGAL_STATE;
   stream->capture = new Graph;
+  stream->capture_dependencies.clear();
   return CUDA_SUCCESS;
 }
 
@@ -436,11 +490,13 @@ CUresult Device::end_capture(Stream* stream, Graph** graph) {
   std::lock_guard lock(mutex_);
   if (stream->capture == nullptr) return CUDA_ERROR_ILLEGAL_STATE;
   Graph* captured = std::exchange(stream->capture, nullptr);
+  stream->capture_dependencies.clear();
   if (captured->invalidated) {
     delete captured;
     *graph = nullptr;
     return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
   }
+  register_graph(captured);
   *graph = captured;
   return CUDA_SUCCESS;
 }

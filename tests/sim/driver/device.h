@@ -1,6 +1,7 @@
 // The simulated GPU: streams with their own worker threads (work in order per stream, streams concurrent), the
-// legacy default stream's implicit synchronization, events, captured graphs, device memory, and the context's
-// sticky error after a device fault. The driver API (driver_api.cpp) is a thin layer over this class.
+// legacy default stream's implicit synchronization, events, stream capture into graphs and graph replay, device
+// memory, and the context's sticky error after a device fault. The driver API (driver_api.cpp, graph_api.cpp) is a
+// thin layer over this class; graphs themselves are graph.h's.
 #pragma once
 
 #include <cuda.h>
@@ -21,6 +22,9 @@
 namespace simcuda {
 
 struct Stream;
+struct Graph;
+struct GraphNode;
+struct GraphExec;
 
 struct Work {
   enum class Kind { Kernel, WriteValue32, WriteValue64, Copy, Fill, Marker, HostFunc };
@@ -44,10 +48,9 @@ struct Work {
   std::shared_ptr<std::atomic<int64_t>> completed_at_ns;  // event markers
 };
 
-struct Graph {
-  std::vector<Work> launches;  // captured kernel launches, replayed in order
-  bool invalidated = false;    // work the simulator cannot capture was issued during the capture
-};
+// A kernel launch as the device runs it, with the checks a launch makes first (the function handle, the
+// configuration, what the simulator cannot model) and its arguments copied, as the driver copies them at launch.
+CUresult make_kernel_work(CUfunction function, dim3 grid, dim3 block, void** params, void** extra, Work* work);
 
 struct Stream {
   uint64_t id = 0;
@@ -59,7 +62,8 @@ struct Stream {
   uint64_t enqueued = 0;
   uint64_t completed = 0;
   bool busy = false;
-  Graph* capture = nullptr;
+  Graph* capture = nullptr;                         // the graph a capture in progress adds nodes to
+  std::vector<GraphNode*> capture_dependencies;     // what the stream's next captured operation depends on
   std::thread worker;
 };
 
@@ -85,9 +89,13 @@ class Device {
   void retire_per_thread_stream(Stream* stream);
   CUresult destroy_stream(Stream* stream);
 
-  CUresult launch(Stream* stream, Kernel* kernel, dim3 grid, dim3 block, void** params);
-  CUresult launch_graph(Stream* stream, const Graph& graph);
-  CUresult write_value(Stream* stream, void* address, uint64_t value, bool wide);
+  // A kernel launch made by make_kernel_work; into a capturing stream, a kernel node.
+  CUresult launch(Stream* stream, Work work, unsigned shared_bytes);
+  // An instantiated graph's nodes, in its replay order, queued at once behind the stream's earlier work.
+  CUresult launch_graph(Stream* stream, const GraphExec& exec);
+  // Stream memory operations (already checked by check_mem_ops): each in the stream's order; into a capturing
+  // stream, one batch memory-operation node holding them all.
+  CUresult mem_ops(Stream* stream, std::vector<CUstreamBatchMemOpParams> ops);
   CUresult copy(Stream* stream, void* dst, const void* src, size_t bytes, bool blocking);
   CUresult fill(Stream* stream, void* dst, unsigned char value, size_t bytes, bool blocking);
   CUresult host_func(Stream* stream, CUhostFn fn, void* user_data);
@@ -117,6 +125,9 @@ class Device {
   Device();
   Stream* new_stream_locked(unsigned flags, bool legacy);
   CUresult enqueue(Stream* stream, Work work, uint64_t* seq_out = nullptr);
+  CUresult enqueue_locked(Stream* stream, Work work, uint64_t* seq_out = nullptr);
+  // The capturing stream's next node, depending on its previous operation; nullptr when the capture was invalidated.
+  GraphNode* capture_locked(Stream* stream, CUgraphNodeType type);
   CUresult wait_for(Stream* stream, uint64_t seq);
   CUresult sync_result_locked();
   void flush_messages_locked();

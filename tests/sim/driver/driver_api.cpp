@@ -2,16 +2,15 @@
 // *_params struct, then handed to the simulated device. Versioned names (_v2, _ptsz, _ptds) are exported exactly as
 // NVIDIA's library exports them; cuGetProcAddress (proc_address.cpp) maps the base names onto them.
 #include <cuda.h>
-#include <cupti_callbacks.h>
-#include <cupti_driver_cbid.h>
-#include <generated_cuda_meta.h>
 
 #include <cstring>
 
 #include "../common/api_trace.h"
 #include "../common/error_table.h"
+#include "api_support.h"  // also CUDA's generated_cuda_meta.h, which has no include guard
 #include "device.h"
 #include "driver_state.h"
+#include "graph.h"
 #include "kernel_registry.h"
 #include "tool_events.h"
 
@@ -20,81 +19,25 @@ namespace {
 using simcuda::Device;
 using simcuda::Kernel;
 using simcuda::Stream;
+using namespace simcuda::driver_api;
 
 // cuCtxSynchronize takes no argument, so CUDA's meta header has no params struct for it.
 struct cuCtxSynchronize_params {};
 
-#define DRIVER_SITE(fn) simcuda::TraceSite{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##fn, #fn}
-// TRACED(fn, args...) { body }): the call traced with fn##_params{args...}.
-#define TRACED(fn, ...)                                                                                     \
-  simcuda::traced_call<CUresult>(simcuda::private_table(), DRIVER_SITE(fn), fn##_params{__VA_ARGS__}, nullptr, \
-                                 simcuda::current_context(), [&]() -> CUresult
-#define TRACED_LAUNCH(fn, function, ...)                                                                        \
-  simcuda::traced_call<CUresult>(simcuda::private_table(), DRIVER_SITE(fn), fn##_params{__VA_ARGS__},          \
-                                 simcuda::private_table().function_name(function), simcuda::current_context(), \
-                                 [&]() -> CUresult
-
-Device& device() { return Device::get(); }
-
-CUresult initialized() { return simcuda::driver_initialized() ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED; }
-
-// What every call that needs a context checks first, in the driver's order.
-CUresult context_ready() {
-  if (!simcuda::driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-  if (simcuda::current_context() == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
-  return device().observe_error();
-}
-
-// For synchronizing calls: the context checks, where a lost context is reported as a sync reports it (printing the
-// device's pending assertion lines, even if an earlier call already returned the sticky error).
-CUresult sync_ready() {
-  CUresult r = context_ready();
-  return simcuda::is_sticky_error(r) ? device().sticky_at_sync() : r;
-}
-
-// Resolves a stream handle after the context checks; *stream is null on error.
-CUresult stream_ready(CUstream handle, bool per_thread, Stream** stream) {
-  *stream = nullptr;
-  if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
-  *stream = device().resolve(handle, per_thread);
-  return *stream != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
-}
-
-CUresult launch(CUfunction function, dim3 grid, dim3 block, CUstream handle, bool per_thread, void** params,
-                void** extra) {
+CUresult launch(CUfunction function, dim3 grid, dim3 block, unsigned shared, CUstream handle, bool per_thread,
+                void** params, void** extra) {
   Stream* stream = nullptr;
   if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
-  if (!simcuda::is_kernel(function)) return CUDA_ERROR_INVALID_HANDLE;
-  auto* kernel = reinterpret_cast<Kernel*>(function);
-  unsigned long long threads = 1ull * block.x * block.y * block.z;
-  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535 ||
-      threads == 0 ||
-      threads > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64)
-    return CUDA_ERROR_INVALID_VALUE;
-  if (extra != nullptr) {
-    simcuda::say_unsupported_once("a launch with 'extra' (CU_LAUNCH_PARAM_BUFFER_POINTER)");
-    return CUDA_ERROR_NOT_SUPPORTED;
-  }
-  if (!kernel->param_sizes) {
-    simcuda::say_unsupported_once(
-        "launching a kernel whose parameter sizes are unknown (register it with simcuda_register_kernel_with_params)");
-    return CUDA_ERROR_NOT_SUPPORTED;
-  }
-  return device().launch(stream, kernel, grid, block, params);
+  simcuda::Work work;
+  if (CUresult r = simcuda::make_kernel_work(function, grid, block, params, extra, &work); r != CUDA_SUCCESS) return r;
+  return device().launch(stream, std::move(work), shared);
 }
 
 CUresult launch_ex(const CUlaunchConfig* config, CUfunction f, void** params, void** extra, bool per_thread) {
   if (config == nullptr) return CUDA_ERROR_INVALID_VALUE;
   return launch(f, dim3{config->gridDimX, config->gridDimY, config->gridDimZ},
-                dim3{config->blockDimX, config->blockDimY, config->blockDimZ}, config->hStream, per_thread, params,
-                extra);
-}
-
-CUresult graph_launch(CUgraphExec exec, CUstream handle, bool per_thread) {
-  Stream* stream = nullptr;
-  if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
-  if (exec == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  return device().launch_graph(stream, *reinterpret_cast<simcuda::Graph*>(exec));
+                dim3{config->blockDimX, config->blockDimY, config->blockDimZ}, config->sharedMemBytes,
+                config->hStream, per_thread, params, extra);
 }
 
 CUresult stream_sync(CUstream handle, bool per_thread) {
@@ -152,13 +95,29 @@ CUresult end_capture(CUstream handle, CUgraph* graph, bool per_thread) {
   return r;
 }
 
-CUresult write_value(CUstream handle, CUdeviceptr address, uint64_t value, bool wide, bool per_thread) {
+CUresult write_value(CUstream handle, CUdeviceptr address, uint64_t value, unsigned flags, bool wide,
+                     bool per_thread) {
   Stream* stream = nullptr;
   if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
-  size_t bytes = wide ? 8 : 4;
-  if (address % bytes != 0 || !simcuda::device_accessible(reinterpret_cast<void*>(address), bytes))
-    return CUDA_ERROR_INVALID_VALUE;
-  return device().write_value(stream, reinterpret_cast<void*>(address), value, wide);
+  CUstreamBatchMemOpParams op{};
+  op.writeValue.operation = wide ? CU_STREAM_MEM_OP_WRITE_VALUE_64 : CU_STREAM_MEM_OP_WRITE_VALUE_32;
+  op.writeValue.address = address;
+  if (wide)
+    op.writeValue.value64 = value;
+  else
+    op.writeValue.value = static_cast<cuuint32_t>(value);
+  op.writeValue.flags = flags;
+  if (CUresult r = simcuda::check_mem_ops(&op, 1); r != CUDA_SUCCESS) return r;
+  return device().mem_ops(stream, {op});
+}
+
+CUresult batch_mem_op(CUstream handle, unsigned count, const CUstreamBatchMemOpParams* ops, unsigned flags,
+                      bool per_thread) {
+  Stream* stream = nullptr;
+  if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
+  if (flags != 0 || count > 256) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = simcuda::check_mem_ops(ops, count); r != CUDA_SUCCESS) return r;
+  return device().mem_ops(stream, std::vector<CUstreamBatchMemOpParams>(ops, ops + count));
 }
 
 CUresult copy(void* dst, const void* src, size_t bytes, CUstream handle, bool per_thread, bool blocking) {
@@ -399,7 +358,8 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned in
                                 unsigned int sharedMemBytes, CUstream hStream, void** kernelParams, void** extra) {
   return TRACED_LAUNCH(cuLaunchKernel, f, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
                        sharedMemBytes, hStream, kernelParams, extra) {
-    return launch(f, dim3{gridDimX, gridDimY, gridDimZ}, dim3{blockDimX, blockDimY, blockDimZ}, hStream, false,
+    return launch(f, dim3{gridDimX, gridDimY, gridDimZ}, dim3{blockDimX, blockDimY, blockDimZ}, sharedMemBytes,
+                  hStream, false,
                   kernelParams, extra);
   });
 }
@@ -410,7 +370,8 @@ CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsign
                                      void** kernelParams, void** extra) {
   return TRACED_LAUNCH(cuLaunchKernel_ptsz, f, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
                        sharedMemBytes, hStream, kernelParams, extra) {
-    return launch(f, dim3{gridDimX, gridDimY, gridDimZ}, dim3{blockDimX, blockDimY, blockDimZ}, hStream, true,
+    return launch(f, dim3{gridDimX, gridDimY, gridDimZ}, dim3{blockDimX, blockDimY, blockDimZ}, sharedMemBytes,
+                  hStream, true,
                   kernelParams, extra);
   });
 }
@@ -434,7 +395,8 @@ CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, 
                                            void** kernelParams) {
   return TRACED_LAUNCH(cuLaunchCooperativeKernel, f, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
                        blockDimZ, sharedMemBytes, hStream, kernelParams) {
-    return launch(f, dim3{gridDimX, gridDimY, gridDimZ}, dim3{blockDimX, blockDimY, blockDimZ}, hStream, false,
+    return launch(f, dim3{gridDimX, gridDimY, gridDimZ}, dim3{blockDimX, blockDimY, blockDimZ}, sharedMemBytes,
+                  hStream, false,
                   kernelParams, nullptr);
   });
 }
@@ -445,7 +407,8 @@ CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridD
                                                 void** kernelParams) {
   return TRACED_LAUNCH(cuLaunchCooperativeKernel_ptsz, f, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
                        blockDimZ, sharedMemBytes, hStream, kernelParams) {
-    return launch(f, dim3{gridDimX, gridDimY, gridDimZ}, dim3{blockDimX, blockDimY, blockDimZ}, hStream, true,
+    return launch(f, dim3{gridDimX, gridDimY, gridDimZ}, dim3{blockDimX, blockDimY, blockDimZ}, sharedMemBytes,
+                  hStream, true,
                   kernelParams, nullptr);
   });
 }
@@ -458,7 +421,7 @@ CUresult CUDAAPI cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void* user
   return TRACED(cuLaunchHostFunc_ptsz, hStream, fn, userData) { return host_func(hStream, fn, userData, true); });
 }
 
-// ---- graphs (minimal: a captured sequence of kernel launches, replayed in order) --------------------------------
+// ---- stream capture (graphs themselves: graph_api.cpp) -----------------------------------------------------
 
 CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode) {
   return TRACED(cuStreamBeginCapture_v2, hStream, mode) { return begin_capture(hStream, mode, false); });
@@ -484,39 +447,6 @@ CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatu
   return TRACED(cuStreamIsCapturing_ptsz, hStream, captureStatus) {
     return is_capturing(hStream, captureStatus, true);
   });
-}
-
-CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long flags) {
-  return TRACED(cuGraphInstantiateWithFlags, phGraphExec, hGraph, flags) {
-    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
-    if (phGraphExec == nullptr || hGraph == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    *phGraphExec = reinterpret_cast<CUgraphExec>(new simcuda::Graph(*reinterpret_cast<simcuda::Graph*>(hGraph)));
-    return CUDA_SUCCESS;
-  });
-}
-
-CUresult CUDAAPI cuGraphDestroy(CUgraph hGraph) {
-  return TRACED(cuGraphDestroy, hGraph) {
-    if (hGraph == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    delete reinterpret_cast<simcuda::Graph*>(hGraph);
-    return CUDA_SUCCESS;
-  });
-}
-
-CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec hGraphExec) {
-  return TRACED(cuGraphExecDestroy, hGraphExec) {
-    if (hGraphExec == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    delete reinterpret_cast<simcuda::Graph*>(hGraphExec);
-    return CUDA_SUCCESS;
-  });
-}
-
-CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) {
-  return TRACED(cuGraphLaunch, hGraphExec, hStream) { return graph_launch(hGraphExec, hStream, false); });
-}
-
-CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream) {
-  return TRACED(cuGraphLaunch_ptsz, hGraphExec, hStream) { return graph_launch(hGraphExec, hStream, true); });
 }
 
 // ---- streams -----------------------------------------------------------------------------------------------------
@@ -589,30 +519,45 @@ CUresult CUDAAPI cuStreamGetCtx_ptsz(CUstream hStream, CUcontext* pctx) {
   return TRACED(cuStreamGetCtx_ptsz, hStream, pctx) { return stream_get_ctx(hStream, pctx, true); });
 }
 
-// Stream memory operations: ordered after all prior work on the stream; never executed once the device faulted.
+// Stream memory operations: ordered after all prior work on the stream; never executed once the device faulted;
+// into a capturing stream, a batch memory-operation node (graph.h).
 CUresult CUDAAPI cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
   return TRACED(cuStreamWriteValue32_v2, stream, addr, value, flags) {
-    return write_value(stream, addr, value, false, false);
+    return write_value(stream, addr, value, flags, false, false);
   });
 }
 
 CUresult CUDAAPI cuStreamWriteValue32_v2_ptsz(CUstream stream, CUdeviceptr addr, cuuint32_t value,
                                               unsigned int flags) {
   return TRACED(cuStreamWriteValue32_v2_ptsz, stream, addr, value, flags) {
-    return write_value(stream, addr, value, false, true);
+    return write_value(stream, addr, value, flags, false, true);
   });
 }
 
 CUresult CUDAAPI cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) {
   return TRACED(cuStreamWriteValue64_v2, stream, addr, value, flags) {
-    return write_value(stream, addr, value, true, false);
+    return write_value(stream, addr, value, flags, true, false);
   });
 }
 
 CUresult CUDAAPI cuStreamWriteValue64_v2_ptsz(CUstream stream, CUdeviceptr addr, cuuint64_t value,
                                               unsigned int flags) {
   return TRACED(cuStreamWriteValue64_v2_ptsz, stream, addr, value, flags) {
-    return write_value(stream, addr, value, true, true);
+    return write_value(stream, addr, value, flags, true, true);
+  });
+}
+
+CUresult CUDAAPI cuStreamBatchMemOp_v2(CUstream stream, unsigned int count, CUstreamBatchMemOpParams* paramArray,
+                                      unsigned int flags) {
+  return TRACED(cuStreamBatchMemOp_v2, stream, count, paramArray, flags) {
+    return batch_mem_op(stream, count, paramArray, flags, false);
+  });
+}
+
+CUresult CUDAAPI cuStreamBatchMemOp_v2_ptsz(CUstream stream, unsigned int count,
+                                           CUstreamBatchMemOpParams* paramArray, unsigned int flags) {
+  return TRACED(cuStreamBatchMemOp_v2_ptsz, stream, count, paramArray, flags) {
+    return batch_mem_op(stream, count, paramArray, flags, true);
   });
 }
 

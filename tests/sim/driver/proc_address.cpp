@@ -4,6 +4,9 @@
 #include <cuda.h>
 
 #include <cstring>
+#include <string>
+
+#include "driver_state.h"
 
 namespace {
 
@@ -11,11 +14,15 @@ struct Entry {
   const char* name;
   void* legacy;
   void* per_thread;  // nullptr: same as legacy
+  // The CUDA version from which the base name means the ABI implemented here; for an older one the driver gives an
+  // older ABI (another signature) that the simulator does not implement. 0: every version.
+  int since = 0;
 };
 
 #define ENTRY(name, symbol) {name, reinterpret_cast<void*>(&symbol), nullptr}
 #define ENTRY_PT(name, symbol, pt_symbol) \
   {name, reinterpret_cast<void*>(&symbol), reinterpret_cast<void*>(&pt_symbol)}
+#define ENTRY_SINCE(name, symbol, version) {name, reinterpret_cast<void*>(&symbol), nullptr, version}
 
 extern "C" CUresult CUDAAPI cuGetProcAddress_v2(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
 
@@ -45,8 +52,26 @@ const Entry kEntries[] = {
     ENTRY_PT("cuStreamBeginCapture", cuStreamBeginCapture_v2, cuStreamBeginCapture_v2_ptsz),
     ENTRY_PT("cuStreamEndCapture", cuStreamEndCapture, cuStreamEndCapture_ptsz),
     ENTRY_PT("cuStreamIsCapturing", cuStreamIsCapturing, cuStreamIsCapturing_ptsz),
+    ENTRY("cuGraphCreate", cuGraphCreate),
+    ENTRY_SINCE("cuGraphAddKernelNode", cuGraphAddKernelNode_v2, 12000),
+    ENTRY("cuGraphAddBatchMemOpNode", cuGraphAddBatchMemOpNode),
+    ENTRY("cuGraphAddEmptyNode", cuGraphAddEmptyNode),
+    ENTRY_SINCE("cuGraphAddDependencies", cuGraphAddDependencies_v2, 12030),
+    ENTRY_SINCE("cuGraphKernelNodeGetParams", cuGraphKernelNodeGetParams_v2, 12000),
+    ENTRY_SINCE("cuGraphKernelNodeSetParams", cuGraphKernelNodeSetParams_v2, 12000),
+    ENTRY("cuGraphBatchMemOpNodeGetParams", cuGraphBatchMemOpNodeGetParams),
+    ENTRY("cuGraphGetNodes", cuGraphGetNodes),
+    ENTRY("cuGraphGetRootNodes", cuGraphGetRootNodes),
+    ENTRY("cuGraphNodeGetType", cuGraphNodeGetType),
+    ENTRY_SINCE("cuGraphNodeGetDependencies", cuGraphNodeGetDependencies_v2, 12030),
+    ENTRY_SINCE("cuGraphNodeGetDependentNodes", cuGraphNodeGetDependentNodes_v2, 12030),
+    ENTRY("cuGraphClone", cuGraphClone),
+    ENTRY("cuGraphNodeFindInClone", cuGraphNodeFindInClone),
     ENTRY("cuGraphInstantiate", cuGraphInstantiateWithFlags),
     ENTRY("cuGraphInstantiateWithFlags", cuGraphInstantiateWithFlags),
+    ENTRY_PT("cuGraphInstantiateWithParams", cuGraphInstantiateWithParams, cuGraphInstantiateWithParams_ptsz),
+    ENTRY_SINCE("cuGraphExecUpdate", cuGraphExecUpdate_v2, 12000),
+    ENTRY_SINCE("cuGraphExecKernelNodeSetParams", cuGraphExecKernelNodeSetParams_v2, 12000),
     ENTRY("cuGraphDestroy", cuGraphDestroy),
     ENTRY("cuGraphExecDestroy", cuGraphExecDestroy),
     ENTRY_PT("cuGraphLaunch", cuGraphLaunch, cuGraphLaunch_ptsz),
@@ -60,6 +85,7 @@ const Entry kEntries[] = {
     ENTRY_PT("cuStreamGetCtx", cuStreamGetCtx, cuStreamGetCtx_ptsz),
     ENTRY_PT("cuStreamWriteValue32", cuStreamWriteValue32_v2, cuStreamWriteValue32_v2_ptsz),
     ENTRY_PT("cuStreamWriteValue64", cuStreamWriteValue64_v2, cuStreamWriteValue64_v2_ptsz),
+    ENTRY_PT("cuStreamBatchMemOp", cuStreamBatchMemOp_v2, cuStreamBatchMemOp_v2_ptsz),
     ENTRY("cuEventCreate", cuEventCreate),
     ENTRY_PT("cuEventRecord", cuEventRecord, cuEventRecord_ptsz),
     ENTRY("cuEventQuery", cuEventQuery),
@@ -92,9 +118,18 @@ CUresult CUDAAPI cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVer
                                      CUdriverProcAddressQueryResult* symbolStatus) {
   if (symbol == nullptr || pfn == nullptr) return CUDA_ERROR_INVALID_VALUE;
   *pfn = nullptr;
-  (void)cudaVersion;  // one version of each entry point is implemented
+  // One version of each entry point is implemented; where the base name meant another signature before, a request
+  // for that older version is refused rather than given the newer ABI.
   for (const Entry& entry : kEntries) {
     if (std::strcmp(entry.name, symbol) != 0) continue;
+    if (cudaVersion < entry.since) {
+      simcuda::say_unsupported_once(
+          (std::string("cuGetProcAddress of ") + entry.name + " for a CUDA version older than " +
+           std::to_string(entry.since) + " (an older signature)")
+              .c_str());
+      if (symbolStatus != nullptr) *symbolStatus = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+      return CUDA_ERROR_NOT_FOUND;
+    }
     bool per_thread = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
     *pfn = per_thread && entry.per_thread != nullptr ? entry.per_thread : entry.legacy;
     if (symbolStatus != nullptr) *symbolStatus = CU_GET_PROC_ADDRESS_SUCCESS;

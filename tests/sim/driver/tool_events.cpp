@@ -25,6 +25,12 @@ const char* function_name(CUfunction function) {
 
 CUresult context_error() { return Device::get().observe_error(); }
 
+const void* host_stub_of(CUfunction function) {
+  if (!is_kernel(function)) return nullptr;
+  const Kernel* kernel = reinterpret_cast<const Kernel*>(function);
+  return kernel->host_stub != nullptr ? kernel->host_stub : kernel;
+}
+
 void bind_stub(const void* host_stub, const char* name) {
   if (host_stub != nullptr && name != nullptr) bind_host_stub(host_stub, name);
 }
@@ -52,7 +58,7 @@ void emit_synchronize_event(CUpti_CallbackIdSync cbid, CUstream stream) {
 const PrivateTable& private_table() {
   static const PrivateTable table{sizeof(PrivateTable), set_tool_dispatch, tool_dispatch, next_correlation_id,
                                   function_for_stub,    function_name,     context_error,
-                                  bind_stub,            current_context};
+                                  bind_stub,            current_context,   host_stub_of};
   return table;
 }
 

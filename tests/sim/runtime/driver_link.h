@@ -24,8 +24,21 @@ namespace simcuda::runtime {
   X(launch_host_func, "cuLaunchHostFunc", cuLaunchHostFunc)                  \
   X(graph_launch, "cuGraphLaunch", cuGraphLaunch)                            \
   X(graph_instantiate, "cuGraphInstantiateWithFlags", cuGraphInstantiateWithFlags) \
+  X(graph_instantiate_with_params, "cuGraphInstantiateWithParams", cuGraphInstantiateWithParams) \
   X(graph_destroy, "cuGraphDestroy", cuGraphDestroy)                         \
   X(graph_exec_destroy, "cuGraphExecDestroy", cuGraphExecDestroy)            \
+  X(graph_exec_update, "cuGraphExecUpdate", cuGraphExecUpdate_v2)            \
+  X(graph_create, "cuGraphCreate", cuGraphCreate)                            \
+  X(graph_clone, "cuGraphClone", cuGraphClone)                               \
+  X(graph_add_kernel_node, "cuGraphAddKernelNode", cuGraphAddKernelNode_v2)  \
+  X(graph_add_empty_node, "cuGraphAddEmptyNode", cuGraphAddEmptyNode)        \
+  X(graph_add_dependencies, "cuGraphAddDependencies", cuGraphAddDependencies_v2) \
+  X(graph_kernel_node_get_params, "cuGraphKernelNodeGetParams", cuGraphKernelNodeGetParams_v2) \
+  X(graph_kernel_node_set_params, "cuGraphKernelNodeSetParams", cuGraphKernelNodeSetParams_v2) \
+  X(graph_get_nodes, "cuGraphGetNodes", cuGraphGetNodes)                     \
+  X(graph_get_root_nodes, "cuGraphGetRootNodes", cuGraphGetRootNodes)        \
+  X(graph_node_get_type, "cuGraphNodeGetType", cuGraphNodeGetType)           \
+  X(graph_node_get_dependencies, "cuGraphNodeGetDependencies", cuGraphNodeGetDependencies_v2) \
   X(stream_begin_capture, "cuStreamBeginCapture", cuStreamBeginCapture_v2)   \
   X(stream_end_capture, "cuStreamEndCapture", cuStreamEndCapture)            \
   X(stream_is_capturing, "cuStreamIsCapturing", cuStreamIsCapturing)         \

@@ -8,10 +8,12 @@
 #include <generated_cuda_runtime_api_meta.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdio>
 #include <mutex>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../common/api_trace.h"
@@ -60,7 +62,7 @@ simcuda::ToolDispatch no_tool() { return nullptr; }
 const simcuda::PrivateTable& table() {
   // Without a driver no tool can be attached: trace nothing.
   static const simcuda::PrivateTable none{sizeof(simcuda::PrivateTable), nullptr, no_tool, nullptr, nullptr, nullptr,
-                                          nullptr, nullptr, nullptr};
+                                          nullptr, nullptr, nullptr, nullptr};
   return driver().loaded ? *driver().table : none;
 }
 
@@ -161,6 +163,32 @@ template <typename Call>
 cudaError_t via_driver(Call&& call) {
   if (cudaError_t e = ready(); e != cudaSuccess) return e;
   return to_runtime(call());
+}
+
+// Graph queries only read the graph: like the driver's, they answer after a fault.
+template <typename Call>
+cudaError_t query_via_driver(Call&& call) {
+  if (cudaError_t e = prepare(); e != cudaSuccess) return e;
+  return to_runtime(call());
+}
+
+// A runtime kernel node's parameters as the driver takes them: the host stub (or cudaKernel_t) as its function.
+cudaError_t driver_kernel_params(const cudaKernelNodeParams* in, CUDA_KERNEL_NODE_PARAMS* out) {
+  if (in == nullptr) return cudaErrorInvalidValue;
+  CUfunction f = function_of(in->func);
+  if (f == nullptr) return cudaErrorInvalidDeviceFunction;
+  *out = CUDA_KERNEL_NODE_PARAMS{};
+  out->func = f;
+  out->gridDimX = in->gridDim.x;
+  out->gridDimY = in->gridDim.y;
+  out->gridDimZ = in->gridDim.z;
+  out->blockDimX = in->blockDim.x;
+  out->blockDimY = in->blockDim.y;
+  out->blockDimZ = in->blockDim.z;
+  out->sharedMemBytes = in->sharedMemBytes;
+  out->kernelParams = in->kernelParams;
+  out->extra = in->extra;
+  return cudaSuccess;
 }
 
 // A synchronizing call always reaches the driver, which reports a lost context as a sync does.
@@ -450,6 +478,150 @@ cudaError_t CUDARTAPI cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t st
 cudaError_t CUDARTAPI cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream) {
   return TRACED(cudaGraphLaunch_ptsz, v10000, graphExec, stream) {
     return via_driver([&] { return driver().per_thread.graph_launch(graphExec, stream); });
+  }));
+}
+
+// The runtime's graph types are the driver's (cudaGraph_t is CUgraph, cudaGraphNode_t is CUgraphNode), and its
+// parameter structs lay out as the driver's do, except for kernel nodes, whose function is a host stub.
+static_assert(sizeof(cudaGraphInstantiateParams) == sizeof(CUDA_GRAPH_INSTANTIATE_PARAMS) &&
+              offsetof(cudaGraphInstantiateParams, result_out) == offsetof(CUDA_GRAPH_INSTANTIATE_PARAMS, result_out));
+static_assert(sizeof(cudaGraphExecUpdateResultInfo) == sizeof(CUgraphExecUpdateResultInfo) &&
+              offsetof(cudaGraphExecUpdateResultInfo, errorFromNode) ==
+                  offsetof(CUgraphExecUpdateResultInfo, errorFromNode));
+static_assert(sizeof(cudaGraphEdgeData) == sizeof(CUgraphEdgeData));
+static_assert(std::is_same_v<cudaGraphNode_t, CUgraphNode> && std::is_same_v<cudaGraph_t, CUgraph>);
+
+cudaError_t CUDARTAPI cudaGraphCreate(cudaGraph_t* pGraph, unsigned int flags) {
+  return TRACED(cudaGraphCreate, v10000, pGraph, flags) {
+    return via_driver([&] { return driver().legacy.graph_create(pGraph, flags); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaGraphAddKernelNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
+                                             const cudaGraphNode_t* pDependencies, size_t numDependencies,
+                                             const struct cudaKernelNodeParams* pNodeParams) {
+  return TRACED(cudaGraphAddKernelNode, v10000, pGraphNode, graph, pDependencies, numDependencies, pNodeParams) {
+    if (cudaError_t e = ready(); e != cudaSuccess) return e;
+    CUDA_KERNEL_NODE_PARAMS params;
+    if (cudaError_t e = driver_kernel_params(pNodeParams, &params); e != cudaSuccess) return e;
+    return to_runtime(
+        driver().legacy.graph_add_kernel_node(pGraphNode, graph, pDependencies, numDependencies, &params));
+  }));
+}
+
+cudaError_t CUDARTAPI cudaGraphKernelNodeSetParams(cudaGraphNode_t node,
+                                                   const struct cudaKernelNodeParams* pNodeParams) {
+  return TRACED(cudaGraphKernelNodeSetParams, v10000, node, pNodeParams) {
+    if (cudaError_t e = ready(); e != cudaSuccess) return e;
+    CUDA_KERNEL_NODE_PARAMS params;
+    if (cudaError_t e = driver_kernel_params(pNodeParams, &params); e != cudaSuccess) return e;
+    return to_runtime(driver().legacy.graph_kernel_node_set_params(node, &params));
+  }));
+}
+
+cudaError_t CUDARTAPI cudaGraphKernelNodeGetParams(cudaGraphNode_t node, struct cudaKernelNodeParams* pNodeParams) {
+  return TRACED(cudaGraphKernelNodeGetParams, v10000, node, pNodeParams) {
+    if (pNodeParams == nullptr) return cudaErrorInvalidValue;
+    CUDA_KERNEL_NODE_PARAMS params{};
+    cudaError_t e = query_via_driver([&] { return driver().legacy.graph_kernel_node_get_params(node, &params); });
+    if (e != cudaSuccess) return e;
+    CUfunction f = params.func != nullptr ? params.func : reinterpret_cast<CUfunction>(params.kern);
+    pNodeParams->func = const_cast<void*>(driver().table->host_stub_of(f));
+    pNodeParams->gridDim = dim3{params.gridDimX, params.gridDimY, params.gridDimZ};
+    pNodeParams->blockDim = dim3{params.blockDimX, params.blockDimY, params.blockDimZ};
+    pNodeParams->sharedMemBytes = params.sharedMemBytes;
+    pNodeParams->kernelParams = params.kernelParams;
+    pNodeParams->extra = params.extra;
+    return cudaSuccess;
+  }));
+}
+
+cudaError_t CUDARTAPI cudaGraphAddEmptyNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
+                                            const cudaGraphNode_t* pDependencies, size_t numDependencies) {
+  return TRACED(cudaGraphAddEmptyNode, v10000, pGraphNode, graph, pDependencies, numDependencies) {
+    return via_driver(
+        [&] { return driver().legacy.graph_add_empty_node(pGraphNode, graph, pDependencies, numDependencies); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t* from,
+                                               const cudaGraphNode_t* to, const cudaGraphEdgeData* edgeData,
+                                               size_t numDependencies) {
+  return TRACED(cudaGraphAddDependencies, v12030, graph, from, to, edgeData, numDependencies) {
+    return via_driver([&] {
+      return driver().legacy.graph_add_dependencies(graph, from, to, reinterpret_cast<const CUgraphEdgeData*>(edgeData),
+                                                    numDependencies);
+    });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, size_t* numNodes) {
+  return TRACED(cudaGraphGetNodes, v10000, graph, nodes, numNodes) {
+    return query_via_driver([&] { return driver().legacy.graph_get_nodes(graph, nodes, numNodes); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t* pRootNodes, size_t* pNumRootNodes) {
+  return TRACED(cudaGraphGetRootNodes, v10000, graph, pRootNodes, pNumRootNodes) {
+    return query_via_driver([&] { return driver().legacy.graph_get_root_nodes(graph, pRootNodes, pNumRootNodes); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType* pType) {
+  return TRACED(cudaGraphNodeGetType, v10000, node, pType) {
+    if (pType == nullptr) return cudaErrorInvalidValue;
+    CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
+    cudaError_t e = query_via_driver([&] { return driver().legacy.graph_node_get_type(node, &type); });
+    // The same values (a batch memory-operation node, which the runtime has no name for, is 12 as in the driver).
+    if (e == cudaSuccess) *pType = static_cast<cudaGraphNodeType>(type);
+    return e;
+  }));
+}
+
+cudaError_t CUDARTAPI cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t* pDependencies,
+                                                   cudaGraphEdgeData* edgeData, size_t* pNumDependencies) {
+  return TRACED(cudaGraphNodeGetDependencies, v12030, node, pDependencies, edgeData, pNumDependencies) {
+    return query_via_driver([&] {
+      return driver().legacy.graph_node_get_dependencies(node, pDependencies,
+                                                         reinterpret_cast<CUgraphEdgeData*>(edgeData),
+                                                         pNumDependencies);
+    });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaGraphClone(cudaGraph_t* pGraphClone, cudaGraph_t originalGraph) {
+  return TRACED(cudaGraphClone, v10000, pGraphClone, originalGraph) {
+    return via_driver([&] { return driver().legacy.graph_clone(pGraphClone, originalGraph); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaGraphInstantiateWithParams(cudaGraphExec_t* pGraphExec, cudaGraph_t graph,
+                                                     cudaGraphInstantiateParams* instantiateParams) {
+  return TRACED(cudaGraphInstantiateWithParams, v12000, pGraphExec, graph, instantiateParams) {
+    return via_driver([&] {
+      return driver().legacy.graph_instantiate_with_params(
+          pGraphExec, graph, reinterpret_cast<CUDA_GRAPH_INSTANTIATE_PARAMS*>(instantiateParams));
+    });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t* pGraphExec, cudaGraph_t graph,
+                                                          cudaGraphInstantiateParams* instantiateParams) {
+  return TRACED(cudaGraphInstantiateWithParams_ptsz, v12000, pGraphExec, graph, instantiateParams) {
+    return via_driver([&] {
+      return driver().per_thread.graph_instantiate_with_params(
+          pGraphExec, graph, reinterpret_cast<CUDA_GRAPH_INSTANTIATE_PARAMS*>(instantiateParams));
+    });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph,
+                                          cudaGraphExecUpdateResultInfo* resultInfo) {
+  return TRACED(cudaGraphExecUpdate, v10020, hGraphExec, hGraph, resultInfo) {
+    return via_driver([&] {
+      return driver().legacy.graph_exec_update(hGraphExec, hGraph,
+                                               reinterpret_cast<CUgraphExecUpdateResultInfo*>(resultInfo));
+    });
   }));
 }
 
