@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/subscriber_params.h"
 #include "kernels/stock_kernels.h"
 #include "support/cuda_entry_points.h"
 #include "support/fresh_process.h"
@@ -774,14 +775,7 @@ void use_multiple_subscriber_cupti() {
   simtest::register_test_kernels();
 }
 
-// CUpti_SubscriberParams as CUPTI 13.2 extends it; the CUDA 13.0 header here ends it at oldSubscriberSize.
-struct SubscriberParams132 {
-  size_t structSize;
-  const char* subscriberName;
-  char* oldSubscriberName;
-  size_t oldSubscriberSize;
-  uint8_t allowMultipleSubscribers;
-};
+using simcuda::SubscriberParams132;
 
 using Call = std::pair<CUpti_CallbackDomain, CUpti_CallbackId>;
 

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "bad_labels.h"
+#include "common/subscriber_params.h"
 #include "kernels/stock_kernels.h"
 
 namespace {
@@ -56,11 +57,6 @@ void CUPTIAPI profiler(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid
   }
 }
 
-// CUpti_SubscriberParams as CUPTI 13.2+ declares it (the 13.0 headers here end at oldSubscriberSize).
-struct SubscriberParamsWithMultiple {
-  CUpti_SubscriberParams base;
-  uint8_t allowMultipleSubscribers;
-};
 
 using SubscribeV2 = CUptiResult (*)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*, CUpti_SubscriberParams*);
 
@@ -74,12 +70,12 @@ CUpti_SubscriberHandle start_profiler(Api api) {
     auto subscribe = reinterpret_cast<SubscribeV2>(
         dlsym(dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD), "cuptiSubscribe_v2"));
     if (subscribe == nullptr) std::exit(5);
-    SubscriberParamsWithMultiple params{};
-    params.base.structSize =
-        api == Api::v2_multiple ? sizeof(SubscriberParamsWithMultiple) : CUpti_SubscriberParams_STRUCT_SIZE;
-    params.base.subscriberName = "stand-in profiler";
+    simcuda::SubscriberParams132 params{};
+    params.structSize =
+        api == Api::v2_multiple ? sizeof(simcuda::SubscriberParams132) : CUpti_SubscriberParams_STRUCT_SIZE;
+    params.subscriberName = "stand-in profiler";
     params.allowMultipleSubscribers = api == Api::v2_multiple ? 1 : 0;
-    r = subscribe(&handle, profiler, nullptr, &params.base);
+    r = subscribe(&handle, profiler, nullptr, reinterpret_cast<CUpti_SubscriberParams*>(&params));
   } else {
     r = cuptiSubscribe(&handle, profiler, nullptr);
   }

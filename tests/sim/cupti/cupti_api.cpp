@@ -21,6 +21,7 @@
 #include <string>
 
 #include "../common/private_table.h"
+#include "../common/subscriber_params.h"
 
 namespace {
 
@@ -28,17 +29,7 @@ constexpr size_t kMaxCallbackIds = 1024;
 // CUPTI documents no limit; a fixed one keeps the roster a small array. Beyond it, a subscriber is refused with 39.
 constexpr size_t kMaxSubscribers = 8;
 
-// CUpti_SubscriberParams as CUPTI 13.2 extends it; the CUDA 13.0 headers end it at oldSubscriberSize. A caller built
-// against the older header passes the shorter structSize, and so never set the new field.
-struct SubscriberParams132 {
-  size_t structSize;
-  const char* subscriberName;
-  char* oldSubscriberName;
-  size_t oldSubscriberSize;
-  uint8_t allowMultipleSubscribers;
-};
-static_assert(offsetof(SubscriberParams132, oldSubscriberSize) == offsetof(CUpti_SubscriberParams, oldSubscriberSize));
-static_assert(offsetof(SubscriberParams132, allowMultipleSubscribers) >= CUpti_SubscriberParams_STRUCT_SIZE);
+using simcuda::SubscriberParams132;
 
 using EnableBits = std::array<std::array<std::atomic<bool>, kMaxCallbackIds>, CUPTI_CB_DOMAIN_SIZE>;
 
