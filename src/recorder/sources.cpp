@@ -20,6 +20,9 @@ std::string backend;  // "cupti" or "interpose": what records, or recorded last;
 std::string cupti_path;
 bool handed_over = false;
 
+// FIRSTASSERT_BACKEND as the last start() was given it, read under change_mutex.
+Backend configured = Backend::automatic;
+
 void set_state(const std::string& now_backend, const std::string& now_cupti_path) {
   std::lock_guard lock(state_mutex);
   backend = now_backend;
@@ -46,6 +49,7 @@ bool start(Backend wanted, const std::string& wanted_cupti_path, std::string& me
   std::string why;
   if (wanted != Backend::interpose && !cupti::recording()) lib = cupti::open_cupti(wanted_cupti_path, why);
   std::lock_guard lock(change_mutex);
+  configured = wanted;
   message.clear();
   if (wanted != Backend::interpose) {
     cupti::SubscribeResult started = cupti::start_recording(lib, why);
@@ -77,8 +81,9 @@ void before_other_subscriber(const char* name) {
     std::lock_guard lock(change_mutex);
     if (!cupti::recording()) return;
     // The hooks first, so that no call goes unrecorded between the two sources: from now on each call through them
-    // is theirs alone, and CUPTI keeps only the calls already inside it until they return.
-    bool hooks = interpose::start();
+    // is theirs alone, and CUPTI keeps only the calls already inside it until they return. FIRSTASSERT_BACKEND=cupti
+    // never falls back: CUPTI is given up all the same (the tool comes first), and recording ends.
+    bool hooks = configured != Backend::cupti && interpose::start();
     bool whole = cupti::stop_recording(kGraceMs, kWaitMs);
     {
       std::lock_guard state(state_mutex);
@@ -86,8 +91,9 @@ void before_other_subscriber(const char* name) {
       handed_over = true;  // firstassert gave CUPTI up for another tool, whether or not the tool's call then succeeds
     }
     if (!hooks) {
-      say("%s subscribes to CUPTI: firstassert gave CUPTI up, and recording stops (the interposition hooks could "
-          "not start)", who(name).c_str());
+      say("%s subscribes to CUPTI: firstassert gave CUPTI up, and recording stops (%s)", who(name).c_str(),
+          configured == Backend::cupti ? "FIRSTASSERT_BACKEND=cupti: no interposition"
+                                       : "the interposition hooks could not start");
       return;
     }
     info("%s subscribes to CUPTI: firstassert handed CUPTI over and records through interposition from now on%s",

@@ -99,6 +99,20 @@ TEST(SeveralSubscribersAllowed, NotPreloadedAV1ProfilerGetsCuptiAfterDisable) {
   EXPECT_EQ(o.report["launches_recorded"], 3);
 }
 
+// FIRSTASSERT_BACKEND=cupti never falls back to interposition: the profiler still gets CUPTI, and firstassert says in
+// one line that it records no more.
+TEST(ProfilerStartedLater, WithCuptiOnlyIsHandedCuptiAndRecordingStops) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {PROFILER_JOB, "late"}, {{"LD_PRELOAD", kShim}, {"FIRSTASSERT_BACKEND", "cupti"}});
+  EXPECT_EQ(subscriptions(o.run.out), std::vector<std::string>(3, "CUPTI_SUCCESS")) << o.run.err;
+  EXPECT_EQ(printed(o.run.out, "profiler saw"), 9);
+  EXPECT_EQ(count(o.run.err, "another tool (a profiler?) subscribes to CUPTI: firstassert gave CUPTI up, and recording "
+                             "stops (FIRSTASSERT_BACKEND=cupti: no interposition)\n"),
+            1u)
+      << o.run.err;
+  EXPECT_TRUE(o.reports.empty()) << "nothing recorded the failing launch or the sync that found it";
+}
+
 TEST(ProfilerStartedLater, WithoutInfoLoggingSaysNothing) {
   e2e::TempDir dir;
   Outcome o = run_in(dir, {PROFILER_JOB, "late", "1"}, {{"LD_PRELOAD", kShim}});
