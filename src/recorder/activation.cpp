@@ -230,7 +230,7 @@ bool activate(ActivatedBy by) {
     say("could not start (out of memory?); recording is off");
     return false;
   }
-  return recording.load(std::memory_order_acquire);
+  return recording.load(std::memory_order_acquire) && sources::recording();
 }
 
 bool disable() {

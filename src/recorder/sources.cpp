@@ -114,6 +114,8 @@ void stop() {
 
 bool holds_cupti() { return cupti::recording(); }
 
+bool recording() { return cupti::recording() || interpose::active(); }
+
 void describe(ToolInfo& tool) {
   std::lock_guard lock(state_mutex);
   tool.backend = backend;

@@ -22,6 +22,8 @@ void before_other_subscriber(const char* name);
 void stop();
 // Whether firstassert holds its CUPTI subscription now.
 bool holds_cupti();
+// Whether a source records now (none after stop(), or after CUPTI was handed over with no hooks to go on with).
+bool recording();
 // The source as the report tells it: backend, the CUPTI library, whether CUPTI was handed to another tool.
 void describe(ToolInfo& tool);
 
