@@ -322,6 +322,12 @@ void Tracker::decide_culprit(Findings& f) const {
   }
 }
 
+bool Tracker::has_findings() const {
+  if (has_primary()) return true;
+  std::lock_guard lock(mutex_);
+  return !launch_errors_.empty();
+}
+
 Findings Tracker::findings() const {
   Findings f;
   f.launches_recorded = ring_.total();

@@ -125,6 +125,8 @@ class Tracker {
   void record_launch_error(const LaunchEvent& launch, ApiDomain domain, int code);
 
   bool has_primary() const { return primary_seen_.load(std::memory_order_acquire); }
+  // Whether findings() would hold anything to report (a sticky error or a refused launch), without reading the ring.
+  bool has_findings() const;
   uint64_t launch_count() const { return ring_.total(); }
   Findings findings() const;
   const LaunchRing& ring() const { return ring_; }

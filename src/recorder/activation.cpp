@@ -118,6 +118,8 @@ void on_launch_error(const LaunchError& error, bool first) {
 // refused but no sticky error came); a run without errors leaves no file and prints nothing.
 void at_exit() {
   if (shim == nullptr || source::stopped()) return;  // a forked child never writes its parent's report
+  // A healthy run reads nothing: findings() copies the whole ring (4,096 slots by default).
+  if (!shim->tracker.has_findings()) return;
   Findings findings = shim->tracker.findings();
   if (!findings.has_primary && findings.launch_errors.empty()) return;
   if (!findings.has_primary) {

@@ -90,6 +90,27 @@ TEST(Tracker, NoErrorMeansNoPrimary) {
   EXPECT_THAT(seqs(f.recent), ElementsAre(4, 3, 2, 1, 0));
 }
 
+// What the exit handler asks before it reads the whole ring for a report.
+TEST(Tracker, HasFindingsOnlyAfterAStickyErrorOrARefusedLaunch) {
+  Tracker healthy(64);
+  for (int i = 0; i < 5; ++i) launch(healthy);
+  device_sync(healthy);
+  healthy.record_call(call("cudaMalloc", 2));  // out of memory: not a finding of ours
+  EXPECT_FALSE(healthy.has_findings());
+
+  Tracker refused(64);
+  LaunchEvent e;
+  e.kernel = "_Z6kernelPi";
+  e.block = {2048, 1, 1};
+  refused.record_launch_error(e, ApiDomain::runtime, 9);
+  EXPECT_TRUE(refused.has_findings());
+
+  Tracker faulted(64);
+  launch(faulted);
+  device_sync(faulted, 710);
+  EXPECT_TRUE(faulted.has_findings());
+}
+
 TEST(Tracker, LaunchRecordKeepsTheLaunch) {
   Tracker t(64);
   char name[32];
