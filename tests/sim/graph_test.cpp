@@ -94,15 +94,18 @@ struct Slots {
   CUdeviceptr slot(size_t i) const { return device + i * sizeof(uint64_t); }
 };
 
-std::vector<CUgraphNode> nodes_of(CUgraph graph) {
+// What a count-then-fill query of a graph (cuGraphGetNodes, cuGraphGetRootNodes) lists.
+std::vector<CUgraphNode> listed(CUresult (*query)(CUgraph, CUgraphNode*, size_t*), CUgraph graph) {
   size_t count = 0;
-  EXPECT_EQ(cuGraphGetNodes(graph, nullptr, &count), CUDA_SUCCESS);
+  EXPECT_EQ(query(graph, nullptr, &count), CUDA_SUCCESS);
   std::vector<CUgraphNode> nodes(count);
   if (count > 0) {
-    EXPECT_EQ(cuGraphGetNodes(graph, nodes.data(), &count), CUDA_SUCCESS);
+    EXPECT_EQ(query(graph, nodes.data(), &count), CUDA_SUCCESS);
   }
   return nodes;
 }
+
+std::vector<CUgraphNode> nodes_of(CUgraph graph) { return listed(cuGraphGetNodes, graph); }
 
 std::vector<CUgraphNode> dependencies_of(CUgraphNode node) {
   size_t count = 0;
@@ -126,15 +129,7 @@ std::vector<CUgraphNode> dependents_of(CUgraphNode node) {
   return deps;
 }
 
-std::vector<CUgraphNode> roots_of(CUgraph graph) {
-  size_t count = 0;
-  EXPECT_EQ(cuGraphGetRootNodes(graph, nullptr, &count), CUDA_SUCCESS);
-  std::vector<CUgraphNode> roots(count);
-  if (count > 0) {
-    EXPECT_EQ(cuGraphGetRootNodes(graph, roots.data(), &count), CUDA_SUCCESS);
-  }
-  return roots;
-}
+std::vector<CUgraphNode> roots_of(CUgraph graph) { return listed(cuGraphGetRootNodes, graph); }
 
 CUgraphNodeType type_of(CUgraphNode node) {
   auto type = static_cast<CUgraphNodeType>(-1);
