@@ -17,26 +17,17 @@ namespace {
 
 Recording recording;  // set once before recording starts; what it points to is never freed
 
-FIRSTASSERT_FAST_TLS thread_local bool inside_firstassert = false;
-
 }  // namespace
 
 void start(const Recording& r) { recording = r; }
 const Recording& current_recording() { return recording; }
 
-OurCall::OurCall() : outer_(inside_firstassert) { inside_firstassert = true; }
-OurCall::~OurCall() { inside_firstassert = outer_; }
-bool inside_our_call() { return inside_firstassert || stopped(); }
-
-namespace {
-std::atomic<bool> stopped_here{false};
-}  // namespace
-
-void stop_in_this_process() { stopped_here.store(true, std::memory_order_release); }
-bool stopped() { return stopped_here.load(std::memory_order_acquire); }
+void stop_in_this_process() { detail::stopped_here.store(true, std::memory_order_release); }
 
 
 namespace detail {
+constinit FIRSTASSERT_FAST_TLS thread_local bool inside_firstassert = false;
+std::atomic<bool> stopped_here{false};
 constinit FIRSTASSERT_FAST_TLS thread_local int hooked_depth = 0;
 constinit FIRSTASSERT_FAST_TLS thread_local unsigned cupti_call_subscription = 0;
 std::atomic<unsigned> cupti_subscription{1};

@@ -30,22 +30,28 @@ struct Recording {
 void start(const Recording& recording);
 const Recording& current_recording();
 
+// Inline, as the marks below: every callback and hooked call asks.
+namespace detail {
+extern constinit FIRSTASSERT_FAST_TLS thread_local bool inside_firstassert;  // constinit: no TLS wrapper call
+extern std::atomic<bool> stopped_here;
+}  // namespace detail
+
 // Marks CUDA calls firstassert itself makes (a breadcrumb, a forced sync, a device lookup): not the program's.
 class OurCall {
  public:
-  OurCall();
-  ~OurCall();
+  OurCall() : outer_(detail::inside_firstassert) { detail::inside_firstassert = true; }
+  ~OurCall() { detail::inside_firstassert = outer_; }
   OurCall(const OurCall&) = delete;
   OurCall& operator=(const OurCall&) = delete;
 
  private:
   bool outer_;
 };
-bool inside_our_call();
 
 // In a forked child the parent's recording is not this process's: every source goes quiet (an exec starts afresh).
 void stop_in_this_process();
-bool stopped();
+inline bool stopped() { return detail::stopped_here.load(std::memory_order_acquire); }
+inline bool inside_our_call() { return detail::inside_firstassert || stopped(); }
 
 // The program's runtime calls on this thread, as one source sees them: the driver calls made inside one are its
 // implementation, folded into it (each launch recorded once, each failing call counted once). entered/exited return
