@@ -42,7 +42,6 @@ struct Shim {
   ToolInfo tool;
   std::mutex report_mutex;  // one writer at a time: detection and exit may race
   std::atomic<bool> report_written{false};
-  bool recording = false;
 
   std::string report_dir;
 
@@ -120,8 +119,7 @@ void at_exit() {
   if (shim == nullptr || source::stopped()) return;  // a forked child never writes its parent's report
   // A healthy run reads nothing: findings() copies the whole ring (4,096 slots by default).
   if (!shim->tracker.has_findings()) return;
-  Findings findings = shim->tracker.findings();
-  if (!findings.has_primary && findings.launch_errors.empty()) return;
+  Findings findings = shim->tracker.findings();  // holds one or the other: neither is ever taken back
   if (!findings.has_primary) {
     shim->write_report(findings, true);  // the refused launches, now final
     return;

@@ -34,6 +34,7 @@ void set_state(const std::string& now_backend, const std::string& now_cupti_path
 // synchronization blocked on a long kernel is not waited for longer (its return is then not seen).
 constexpr int kGraceMs = 20;
 constexpr int kWaitMs = 1000;
+constexpr const char* kNotSeenReturning = "a call still inside CUDA after 1 s, on another thread, was not seen returning";
 
 std::string who(const char* name) {
   if (name == nullptr || *name == '\0') return "another tool (a profiler?)";
@@ -96,9 +97,9 @@ void before_other_subscriber(const char* name) {
                                        : "the interposition hooks could not start");
       return;
     }
+    std::string cut = whole ? std::string() : std::string(" (") + kNotSeenReturning + ")";
     info("%s subscribes to CUPTI: firstassert handed CUPTI over and records through interposition from now on%s",
-         who(name).c_str(),
-         whole ? "" : " (a call still inside CUDA after 1 s, on another thread, was not seen returning)");
+         who(name).c_str(), cut.c_str());
   } catch (...) {
     // Nothing may reach the tool's C code: the tool's call goes on whatever happened here.
   }
@@ -108,8 +109,7 @@ void before_other_subscriber(const char* name) {
 void stop() {
   std::lock_guard lock(change_mutex);
   interpose::stop();
-  if (!cupti::stop_recording(0, kWaitMs))
-    info("a call still inside CUDA after 1 s, on another thread, was not seen returning before CUPTI was released");
+  if (!cupti::stop_recording(0, kWaitMs)) info("%s before CUPTI was released", kNotSeenReturning);
 }
 
 bool holds_cupti() { return cupti::recording(); }

@@ -24,7 +24,6 @@ const Recording& current_recording() { return recording; }
 
 void stop_in_this_process() { detail::stopped_here.store(true, std::memory_order_release); }
 
-
 namespace detail {
 constinit FIRSTASSERT_FAST_TLS thread_local bool inside_firstassert = false;
 std::atomic<bool> stopped_here{false};

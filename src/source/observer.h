@@ -11,7 +11,6 @@
 #include <utility>
 
 #include "core/fast_tls.h"
-
 #include "core/sync_policy.h"
 #include "core/tracker.h"
 #include "device/breadcrumbs.h"
