@@ -15,7 +15,7 @@ using e2e::run_in;
 using nlohmann::json;
 
 const std::string kShim = FIRSTASSERT_SHIM;
-const std::string kNllLoss = "_ZN2at6native38nll_loss_forward_reduce_cuda_kernel_2dIflEEvPT_S3_PKS2_PKT0_S5_bllll";
+using e2e::kNllLoss;
 const std::string kIndexSelect = "_ZN2at6native21indexSelectLargeIndexIflEEvPT_PKS2_PKT0_lll";
 const std::string kForcedSync = "cuStreamSynchronize (forced by firstassert after the launch)";
 

@@ -18,7 +18,7 @@ using e2e::printed;
 using e2e::run_in;
 
 const std::string kShim = FIRSTASSERT_SHIM;
-const std::string kNllLoss = "_ZN2at6native38nll_loss_forward_reduce_cuda_kernel_2dIflEEvPT_S3_PKS2_PKT0_S5_bllll";
+using e2e::kNllLoss;
 const std::string kHandedOver = "subscribes to CUPTI: firstassert handed CUPTI over and records through interposition";
 
 // Every "subscribe: RESULT" the program printed, in order.

@@ -16,7 +16,7 @@ using e2e::run_in;
 using nlohmann::json;
 
 const std::string kShim = FIRSTASSERT_SHIM;
-const std::string kNllLoss = "_ZN2at6native38nll_loss_forward_reduce_cuda_kernel_2dIflEEvPT_S3_PKS2_PKT0_S5_bllll";
+using e2e::kNllLoss;
 
 Outcome run_job(const e2e::TempDir& dir, std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
   env["LD_PRELOAD"] = kShim;

@@ -10,6 +10,10 @@
 
 namespace e2e {
 
+// The mangled name of PyTorch's nll_loss forward kernel, the simulator's stock one the jobs fault in.
+inline const std::string kNllLoss =
+    "_ZN2at6native38nll_loss_forward_reduce_cuda_kernel_2dIflEEvPT_S3_PKS2_PKT0_S5_bllll";
+
 struct Outcome {
   Run run;
   std::vector<std::string> reports;
