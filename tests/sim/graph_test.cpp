@@ -732,6 +732,75 @@ TEST(GraphFault, KernelNodeThatAssertsDropsTheRestOfTheReplay) {
   });
 }
 
+// cuStreamGetCaptureInfo during a capture: the graph being captured (the one cuStreamEndCapture returns) and the
+// stream's current dependency, the node just captured. A node added to that graph as a leaf depending on it leaves
+// the stream's own chain alone; a stream-ordered memset clears the leaves' slots before each replay.
+TEST(GraphFault, LeafWritesAddedDuringCaptureShowTheReplayProgressAfterAReset) {
+  FRESH_PROCESS({
+    CUmodule module = nullptr;
+    bring_up(&module);
+    if (::testing::Test::HasFatalFailure()) return;
+    CUfunction record = function(module, kRecordName), asserting = function(module, kAssertName);
+    CUstream stream;
+    ASSERT_EQ(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    ASSERT_EQ(cuStreamGetCaptureInfo(stream, &status, nullptr, nullptr, nullptr, nullptr, nullptr), CUDA_SUCCESS);
+    EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_NONE);
+
+    Slots slots(3);
+    ASSERT_EQ(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+    CUgraph capturing = nullptr;
+    cuuint64_t first_id = 0;
+    std::vector<CUgraphNode> kernels;
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_EQ(i == 1 ? launch_assert(asserting, stream) : launch_record(record, stream, i + 1), CUDA_SUCCESS);
+      cuuint64_t id = 0;
+      CUgraph graph = nullptr;
+      const CUgraphNode* deps = nullptr;
+      const CUgraphEdgeData* edges = reinterpret_cast<const CUgraphEdgeData*>(0x1);
+      size_t count = 0;
+      ASSERT_EQ(cuStreamGetCaptureInfo(stream, &status, &id, &graph, &deps, &edges, &count), CUDA_SUCCESS);
+      ASSERT_EQ(status, CU_STREAM_CAPTURE_STATUS_ACTIVE);
+      ASSERT_EQ(count, 1u);
+      EXPECT_EQ(edges, nullptr) << "default edges only";
+      if (i == 0) capturing = graph, first_id = id;
+      EXPECT_EQ(graph, capturing);
+      EXPECT_EQ(id, first_id);
+      EXPECT_EQ(type_of(deps[0]), CU_GRAPH_NODE_TYPE_KERNEL);
+      kernels.push_back(deps[0]);
+      CUstreamBatchMemOpParams op{};
+      op.writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+      op.writeValue.address = slots.slot(i);
+      op.writeValue.value = 1;
+      CUDA_BATCH_MEM_OP_NODE_PARAMS params{};
+      params.count = 1;
+      params.paramArray = &op;
+      CUgraphNode leaf = nullptr;
+      ASSERT_EQ(cuGraphAddBatchMemOpNode(&leaf, graph, deps, count, &params), CUDA_SUCCESS);
+    }
+    CUgraph graph = nullptr;
+    ASSERT_EQ(cuStreamEndCapture(stream, &graph), CUDA_SUCCESS);
+    EXPECT_EQ(graph, capturing);
+    ASSERT_EQ(nodes_of(graph).size(), 6u);
+    EXPECT_EQ(dependencies_of(kernels[1]), std::vector<CUgraphNode>{kernels[0]}) << "the stream's chain is unchanged";
+    EXPECT_EQ(dependencies_of(kernels[2]), std::vector<CUgraphNode>{kernels[1]});
+    ASSERT_EQ(cuStreamGetCaptureInfo(stream, &status, nullptr, nullptr, nullptr, nullptr, nullptr), CUDA_SUCCESS);
+    EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_NONE);
+
+    CUgraphExec exec = nullptr;
+    ASSERT_EQ(cuGraphInstantiate(&exec, graph, 0), CUDA_SUCCESS);
+    for (int i = 0; i < 3; ++i) slots.at[i] = 7;
+    simtest::StderrCapture err;
+    ASSERT_EQ(cuMemsetD8Async(slots.device, 0, 3 * sizeof(uint64_t), stream), CUDA_SUCCESS);
+    ASSERT_EQ(cuGraphLaunch(exec, stream), CUDA_SUCCESS);
+    EXPECT_EQ(cuStreamSynchronize(stream), CUDA_ERROR_ASSERT);
+    EXPECT_EQ(err.text(), kAssertLine);
+    EXPECT_EQ(slots.at[0], 1u) << "the first kernel's leaf";
+    EXPECT_EQ(slots.at[1], 0u) << "the asserting kernel's leaf never ran";
+    EXPECT_EQ(slots.at[2], 0u) << "reset before the replay, and the third kernel never ran";
+  });
+}
+
 // Breadcrumbs added to a clone after each kernel node: the last one that landed names the node before the one that
 // faulted.
 TEST(GraphFault, LeafBreadcrumbsOfAClonedGraphStopAtTheFaultingNode) {

@@ -482,7 +482,11 @@ CUresult Device::begin_capture(Stream* stream) {
   if (stream->legacy) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;  // the legacy stream cannot be captured
   if (stream->capture != nullptr) return CUDA_ERROR_ILLEGAL_STATE;
   stream->capture = new Graph;
+  // The graph is one from the start: while the capture runs, nodes may be added to it (cuStreamGetCaptureInfo).
+  register_graph(stream->capture);
   stream->capture_dependencies.clear();
+  static uint64_t captures = 0;  // under mutex_
+  stream->capture_id = ++captures;
   return CUDA_SUCCESS;
 }
 
@@ -491,14 +495,29 @@ CUresult Device::end_capture(Stream* stream, Graph** graph) {
   if (stream->capture == nullptr) return CUDA_ERROR_ILLEGAL_STATE;
   Graph* captured = std::exchange(stream->capture, nullptr);
   stream->capture_dependencies.clear();
+  stream->capture_info.clear();
   if (captured->invalidated) {
+    forget_graph(captured);
     delete captured;
     *graph = nullptr;
     return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
   }
-  register_graph(captured);
   *graph = captured;
   return CUDA_SUCCESS;
+}
+
+CUstreamCaptureStatus Device::capture_info(Stream* stream, uint64_t* id, Graph** graph,
+                                           const CUgraphNode** dependencies, size_t* count) {
+  std::lock_guard lock(mutex_);
+  if (stream->capture == nullptr) return CU_STREAM_CAPTURE_STATUS_NONE;
+  if (stream->capture->invalidated) return CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+  stream->capture_info.clear();
+  for (GraphNode* node : stream->capture_dependencies) stream->capture_info.push_back(reinterpret_cast<CUgraphNode>(node));
+  *id = stream->capture_id;
+  *graph = stream->capture;
+  *dependencies = stream->capture_info.data();
+  *count = stream->capture_info.size();
+  return CU_STREAM_CAPTURE_STATUS_ACTIVE;
 }
 
 CUstreamCaptureStatus Device::capture_status(Stream* stream) {

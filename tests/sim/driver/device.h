@@ -64,6 +64,8 @@ struct Stream {
   bool busy = false;
   Graph* capture = nullptr;                         // the graph a capture in progress adds nodes to
   std::vector<GraphNode*> capture_dependencies;     // what the stream's next captured operation depends on
+  uint64_t capture_id = 0;                          // of the capture in progress (unique in the process)
+  std::vector<CUgraphNode> capture_info;            // what cuStreamGetCaptureInfo last handed out
   std::thread worker;
 };
 
@@ -114,6 +116,10 @@ class Device {
   CUresult begin_capture(Stream* stream);
   CUresult end_capture(Stream* stream, Graph** graph);
   CUstreamCaptureStatus capture_status(Stream* stream);
+  // cuStreamGetCaptureInfo: the status and, while a capture is active, its id, graph and the stream's current
+  // dependencies (valid until the stream's next captured operation or the end of the capture, as CUDA documents).
+  CUstreamCaptureStatus capture_info(Stream* stream, uint64_t* id, Graph** graph, const CUgraphNode** dependencies,
+                                     size_t* count);
 
   // Device side, from a kernel body.
   void raise_fault(int code, std::string message);

@@ -95,6 +95,26 @@ CUresult end_capture(CUstream handle, CUgraph* graph, bool per_thread) {
   return r;
 }
 
+CUresult capture_info(CUstream handle, CUstreamCaptureStatus* status, cuuint64_t* id, CUgraph* graph,
+                      const CUgraphNode** dependencies, const CUgraphEdgeData** edges, size_t* count, bool per_thread) {
+  Stream* stream = nullptr;
+  if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
+  if (status == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  uint64_t capture_id = 0;
+  simcuda::Graph* captured = nullptr;
+  const CUgraphNode* deps = nullptr;
+  size_t n = 0;
+  *status = device().capture_info(stream, &capture_id, &captured, &deps, &n);
+  // The optional outputs are written only for an active capture, as on CUDA.
+  if (*status != CU_STREAM_CAPTURE_STATUS_ACTIVE) return CUDA_SUCCESS;
+  if (id != nullptr) *id = capture_id;
+  if (graph != nullptr) *graph = reinterpret_cast<CUgraph>(captured);
+  if (dependencies != nullptr) *dependencies = deps;
+  if (edges != nullptr) *edges = nullptr;  // every captured edge is a default one: CUDA gives null then
+  if (count != nullptr) *count = n;
+  return CUDA_SUCCESS;
+}
+
 CUresult write_value(CUstream handle, CUdeviceptr address, uint64_t value, unsigned flags, bool wide,
                      bool per_thread) {
   Stream* stream = nullptr;
@@ -446,6 +466,27 @@ CUresult CUDAAPI cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* ca
 CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus* captureStatus) {
   return TRACED(cuStreamIsCapturing_ptsz, hStream, captureStatus) {
     return is_capturing(hStream, captureStatus, true);
+  });
+}
+
+CUresult CUDAAPI cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out,
+                                          CUgraph* graph_out, const CUgraphNode** dependencies_out,
+                                          const CUgraphEdgeData** edgeData_out, size_t* numDependencies_out) {
+  return TRACED(cuStreamGetCaptureInfo_v3, hStream, captureStatus_out, id_out, graph_out, dependencies_out,
+                edgeData_out, numDependencies_out) {
+    return capture_info(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out,
+                        numDependencies_out, false);
+  });
+}
+
+CUresult CUDAAPI cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream, CUstreamCaptureStatus* captureStatus_out,
+                                               cuuint64_t* id_out, CUgraph* graph_out,
+                                               const CUgraphNode** dependencies_out,
+                                               const CUgraphEdgeData** edgeData_out, size_t* numDependencies_out) {
+  return TRACED(cuStreamGetCaptureInfo_v3_ptsz, hStream, captureStatus_out, id_out, graph_out, dependencies_out,
+                edgeData_out, numDependencies_out) {
+    return capture_info(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out,
+                        numDependencies_out, true);
   });
 }
 

@@ -52,6 +52,8 @@ const Entry kEntries[] = {
     ENTRY_PT("cuStreamBeginCapture", cuStreamBeginCapture_v2, cuStreamBeginCapture_v2_ptsz),
     ENTRY_PT("cuStreamEndCapture", cuStreamEndCapture, cuStreamEndCapture_ptsz),
     ENTRY_PT("cuStreamIsCapturing", cuStreamIsCapturing, cuStreamIsCapturing_ptsz),
+    {"cuStreamGetCaptureInfo", reinterpret_cast<void*>(&cuStreamGetCaptureInfo_v3),
+     reinterpret_cast<void*>(&cuStreamGetCaptureInfo_v3_ptsz), 12030},
     ENTRY("cuGraphCreate", cuGraphCreate),
     ENTRY_SINCE("cuGraphAddKernelNode", cuGraphAddKernelNode_v2, 12000),
     ENTRY("cuGraphAddBatchMemOpNode", cuGraphAddBatchMemOpNode),
