@@ -135,6 +135,12 @@ def _message_line(message):
 
 
 def kernel_label(launch):
+    node = launch.get("graph_node")
+    if node:
+        where = node.get("captured_at")
+        return "%s (node %s of %s of a CUDA graph%s)" % (
+            _short_name(launch.get("kernel") or launch.get("mangled")), node.get("node", "?"), node.get("nodes", "?"),
+            " captured at %s" % where if where else "")
     if launch.get("graph"):
         return "(a CUDA graph)"
     return _short_name(launch.get("kernel") or launch.get("mangled"))

@@ -118,6 +118,20 @@ void render_report(const json& r, const std::string& path, std::ostream& out, bo
     out << "  launch     grid " << dims(culprit, "grid") << "  block " << dims(culprit, "block") << "  shared "
         << number_of(culprit, "shared_mem") << " B  stream " << text_of(culprit, "stream", "?") << "  device "
         << number_of(culprit, "device", -1) << "  via " << text_of(culprit, "api", "?") << "\n";
+    const json& node = object_of(culprit, "graph_node");
+    if (!node.is_null()) {
+      std::string where = text_of(node, "captured_at");
+      out << "  graph      node " << number_of(node, "node") << " of " << number_of(node, "nodes")
+          << " kernel nodes of a CUDA graph" << (where.empty() ? "" : ", captured at " + where) << "\n";
+      const json& list = array_of(culprit, "graph_nodes");
+      for (size_t i = 0; i < list.size() && i < 12; ++i) {
+        const json& n = list[i];
+        bool is_culprit = number_of(n, "node") == number_of(node, "node");
+        out << "             " << (is_culprit ? "> " : "  ") << number_of(n, "node") << "  "
+            << text_of(n, "state", "?") << "  " << short_kernel_of(n) << "\n";
+      }
+      if (list.size() > 12) out << "             " << style.dim("... " + std::to_string(list.size() - 12) + " more") << "\n";
+    }
     const json& message = object_of(culprit, "device_message");
     if (!message.is_null()) {
       out << "  device     " << text_of(message, "file") << ":" << number_of(message, "line") << " "
@@ -137,9 +151,12 @@ void render_report(const json& r, const std::string& path, std::ostream& out, bo
     out << "\ncandidates   " << candidates.size() << " launches had not been seen to complete\n";
     for (size_t i = 0; i < candidates.size() && i < 10; ++i) {
       const json& c = candidates[i];
-      out << "  #" << number_of(c, "seq", -1) << " " << short_kernel_of(c) << " " << dims(c, "grid") << "x"
-          << dims(c, "block") << " stream " << text_of(c, "stream", "?")
-          << (number_of(c, "seq", -1) == number_of(culprit, "seq", -2) ? "  <- culprit" : "") << "\n";
+      const json& node = object_of(c, "graph_node");
+      bool same = number_of(c, "seq", -1) == number_of(culprit, "seq", -2) &&
+                  number_of(node, "node") == number_of(object_of(culprit, "graph_node"), "node");
+      out << "  #" << number_of(c, "seq", -1) << (node.is_null() ? "" : " node " + std::to_string(number_of(node, "node")))
+          << " " << short_kernel_of(c) << " " << dims(c, "grid") << "x" << dims(c, "block") << " stream "
+          << text_of(c, "stream", "?") << (same ? "  <- culprit" : "") << "\n";
     }
     if (candidates.size() > 10) out << "  " << style.dim("... " + std::to_string(candidates.size() - 10) + " more") << "\n";
   }

@@ -21,6 +21,9 @@ enum class LaunchApi : uint8_t {
 
 const char* launch_api_name(LaunchApi api);
 
+// What a kernel node's breadcrumb said of it in the replay that failed.
+enum class GraphNodeState : uint8_t { unknown, completed, not_completed };
+
 struct Dim3 {
   uint32_t x = 0, y = 0, z = 0;
 };
@@ -42,6 +45,7 @@ struct LaunchEvent {
   LaunchApi api = LaunchApi::cudaLaunchKernel;
   bool per_thread_default_stream = false;  // a _ptsz entry point: stream 0 means the thread's own stream
   bool graph = false;
+  uintptr_t graph_exec = 0;      // graph launches: the executable graph
   const char* kernel = nullptr;  // mangled name; nullptr for graph launches
   Dim3 grid, block;
   uint32_t shared_mem = 0;
@@ -72,6 +76,15 @@ struct LaunchRecord {
   LaunchApi api = LaunchApi::cudaLaunchKernel;
   bool graph = false;
   bool per_thread_default_stream = false;
+  // A graph launch: its executable graph. One of the graph's kernel nodes, as a replay ran it (the graph launch's
+  // seq, stream and api; the node's kernel, configuration and the stacks where it was captured): its number among
+  // the graph's kernel nodes (1-based; 0: not a node), their count, what its breadcrumb said, and whether it can
+  // have been the one that failed.
+  uintptr_t graph_exec = 0;
+  uint32_t graph_node = 0;
+  uint32_t graph_nodes = 0;
+  GraphNodeState graph_state = GraphNodeState::unknown;
+  bool graph_open = false;
   uint8_t python_depth = 0;
   uint8_t stack_depth = 0;
   PythonFrame python[kMaxPythonFrames];  // innermost first; frames past python_depth are unspecified

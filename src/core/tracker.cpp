@@ -42,6 +42,7 @@ void fill_record(LaunchRecord& r, const LaunchEvent& launch, const char* kernel)
   r.returned = launch.returned;
   r.api = launch.api;
   r.graph = launch.graph;
+  r.graph_exec = launch.graph_exec;
   r.per_thread_default_stream = launch.per_thread_default_stream;
   r.python_depth = static_cast<uint8_t>(std::min<unsigned>(launch.python_depth, kMaxPythonFrames));
   for (unsigned i = 0; i < r.python_depth; ++i) r.python[i] = launch.python_stack[i];
@@ -168,6 +169,7 @@ void Tracker::record_call(const ApiCall& call) {
     if (on_secondary_) on_secondary_(count);
     return;
   }
+  std::vector<std::pair<uint64_t, uintptr_t>> graph_launches;  // (seq, executable graph) among the candidates
   {
     std::lock_guard lock(mutex_);
     primary_.domain = call.domain;
@@ -179,6 +181,18 @@ void Tracker::record_call(const ApiCall& call) {
     primary_.context = call.context;
     primary_.launches_before = ring_.total();
     candidates_ = candidates_locked(call.context);
+    for (const LaunchRecord& r : candidates_) {
+      if (r.graph && r.graph_exec != 0) graph_launches.emplace_back(r.seq, r.graph_exec);
+    }
+  }
+  if (graph_probe_ && !graph_launches.empty()) {
+    std::map<uint64_t, std::vector<LaunchRecord>> nodes;
+    for (const auto& [seq, exec] : graph_launches) {
+      std::vector<LaunchRecord> of_exec = graph_probe_(exec);
+      if (!of_exec.empty()) nodes.emplace(seq, std::move(of_exec));
+    }
+    std::lock_guard lock(mutex_);
+    graph_nodes_ = std::move(nodes);
   }
   primary_seen_.store(true, std::memory_order_release);
   if (on_primary_) on_primary_(findings());
@@ -230,7 +244,60 @@ std::string hex(uintptr_t value) {
   return text;
 }
 
+// Why one kernel node of a replay is the one that failed.
+std::string graph_reason(const LaunchRecord& node, const std::vector<LaunchRecord>& nodes, bool stream_breadcrumbs) {
+  size_t completed = std::count_if(nodes.begin(), nodes.end(), [](const LaunchRecord& n) {
+    return n.graph_state == GraphNodeState::completed;
+  });
+  std::string reason = "graph breadcrumbs: in the replay that failed, " + std::to_string(completed) + " of the graph's " +
+                       std::to_string(nodes.size()) + " kernel nodes completed, and node " +
+                       std::to_string(node.graph_node) +
+                       " is the only one left that did not while every kernel node it waits for did";
+  reason += stream_breadcrumbs ? "; the stream breadcrumbs show every earlier launch on stream " + hex(node.stream) +
+                                     " completed and no other stream had work outstanding"
+                               : "; no other launch was outstanding";
+  return reason;
+}
+
 }  // namespace
+
+std::vector<LaunchRecord> Tracker::replayed_nodes(const LaunchRecord& launch) const {
+  auto it = graph_nodes_.find(launch.seq);
+  if (it == graph_nodes_.end()) return {};
+  std::vector<LaunchRecord> nodes = it->second;
+  for (LaunchRecord& n : nodes) {
+    // The replay's: when, where and through which call it ran. The node's own: kernel, configuration, stacks.
+    n.seq = launch.seq;
+    n.mono_ns = launch.mono_ns;
+    n.wall_ns = launch.wall_ns;
+    n.thread = launch.thread;
+    n.device = launch.device;
+    n.context = launch.context;
+    n.stream = launch.stream;
+    n.correlation_id = launch.correlation_id;
+    n.returned = launch.returned;
+    n.api = launch.api;
+    n.per_thread_default_stream = launch.per_thread_default_stream;
+  }
+  return nodes;
+}
+
+void Tracker::expand_graph_candidates(Findings& f) const {
+  std::vector<LaunchRecord> candidates;
+  for (const LaunchRecord& r : f.candidates) {
+    std::vector<LaunchRecord> nodes = r.graph ? replayed_nodes(r) : std::vector<LaunchRecord>{};
+    if (nodes.empty()) {
+      candidates.push_back(r);
+      continue;
+    }
+    // Newest first, as the candidates are: the nodes not known to have completed, the last made first.
+    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+      if (it->graph_state != GraphNodeState::completed) candidates.push_back(*it);
+    }
+  }
+  f.candidates = std::move(candidates);
+  if (f.culprit && f.culprit->graph_node != 0) f.culprit_graph = replayed_nodes(*f.culprit);
+}
 
 // Narrows the candidates to the culprit: per stream, the breadcrumbs say which launches completed, so only the
 // first launch not known complete on each stream can have failed; one such launch is exact; among several, the
@@ -262,12 +329,27 @@ void Tracker::decide_culprit(Findings& f) const {
     open.push_back(*first_open);
     unfinished_by_breadcrumbs |= first_open->returned == 0;
   }
+  // A graph launch left open is the kernel nodes of its replay that can have failed, when its breadcrumbs say.
+  std::vector<LaunchRecord> expanded;
+  for (const LaunchRecord& r : open) {
+    size_t before = expanded.size();
+    if (r.graph) {
+      for (const LaunchRecord& node : replayed_nodes(r)) {
+        if (node.graph_open) expanded.push_back(node);
+      }
+    }
+    if (expanded.size() == before) expanded.push_back(r);
+  }
+  open = std::move(expanded);
   // A launch that returned the sticky error itself ran to the fault only if nothing else was left running: had
   // it blocked until its kernel finished, every earlier launch would have finished and left its breadcrumb.
   if (unfinished_by_breadcrumbs) std::erase_if(open, [](const LaunchRecord& r) { return r.returned != 0; });
   std::set<uint64_t> streams_with_work;
   for (const LaunchRecord& r : open) streams_with_work.insert(stream_key(r.stream, r.per_thread_default_stream, r.thread));
-  std::sort(open.begin(), open.end(), [](const LaunchRecord& a, const LaunchRecord& b) { return a.seq > b.seq; });
+  // Newest first; the nodes of one replay by their number, the last made first.
+  std::sort(open.begin(), open.end(), [](const LaunchRecord& a, const LaunchRecord& b) {
+    return a.seq != b.seq ? a.seq > b.seq : a.graph_node > b.graph_node;
+  });
 
   // The device's own words: which open launches run the function its assertion names.
   std::vector<const LaunchRecord*> named;
@@ -293,6 +375,10 @@ void Tracker::decide_culprit(Findings& f) const {
                " itself: it ran to the fault before returning (as under CUDA_LAUNCH_BLOCKING=1), and " +
                (breadcrumbs ? "the stream breadcrumbs show every earlier launch completed"
                             : "no earlier launch was outstanding");
+  } else if (open.size() == 1 && open.front().graph_node != 0) {
+    f.culprit = open.front();
+    f.confidence = "exact";
+    f.reason = graph_reason(open.front(), replayed_nodes(open.front()), breadcrumbs);
   } else if (open.size() == 1) {
     f.culprit = open.front();
     f.confidence = "exact";
@@ -348,6 +434,7 @@ Findings Tracker::findings() const {
   }
   if (f.has_primary) {
     decide_culprit(f);
+    expand_graph_candidates(f);
   } else if (!f.launch_errors.empty()) {
     // No sticky error, but a launch the API refused: that launch is the first error, known exactly.
     const LaunchError& e = f.launch_errors.front();

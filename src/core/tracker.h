@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -87,6 +88,9 @@ struct Findings {
   std::vector<ErrorSite> secondary;      // errors after the primary one, by (API, code)
   std::vector<ErrorSite> other_errors;   // non-sticky errors, which never become primary
   std::vector<LaunchRecord> recent;      // the last launches, newest first
+  // When the culprit is a kernel node of a CUDA graph: every kernel node of its graph, as the replay ran them, in
+  // the order they were made (GraphTable::nodes_of).
+  std::vector<LaunchRecord> culprit_graph;
   uint64_t launches_recorded = 0;
 };
 
@@ -104,6 +108,9 @@ class Tracker {
   using LaunchErrorHook = std::function<void(const LaunchError&, bool first)>;
   // Launches on a stream with a seq below the result have completed (stream breadcrumbs); nullopt: unknown.
   using CompletionProbe = std::function<std::optional<uint64_t>(uint64_t stream_key)>;
+  // The kernel nodes of an executable graph, with what their graph breadcrumbs say (GraphTable::nodes_of); empty
+  // when it is not known.
+  using GraphProbe = std::function<std::vector<LaunchRecord>(uintptr_t exec)>;
 
   explicit Tracker(size_t ring_capacity);
 
@@ -113,6 +120,10 @@ class Tracker {
   void on_secondary(SecondaryHook hook) { on_secondary_ = std::move(hook); }
   void on_launch_error(LaunchErrorHook hook) { on_launch_error_ = std::move(hook); }
   void set_completion_probe(CompletionProbe probe) { probe_ = std::move(probe); }
+  void set_graph_probe(GraphProbe probe) { graph_probe_ = std::move(probe); }
+
+  // The stable copy of a kernel name, as launch records hold them.
+  const char* intern(const char* name) { return names_.intern(name); }
 
   // A launch that the API accepted. No allocation or lock after the kernel's first launch. A launch into a
   // capturing stream only adds a node to a graph: it is not recorded, and kNotRecorded is returned.
@@ -124,6 +135,10 @@ class Tracker {
   // A launch the API refused at once (its call is recorded by record_call as well).
   void record_launch_error(const LaunchEvent& launch, ApiDomain domain, int code);
 
+  // Whether the stream (stream_key) is being captured into a graph. Lock-free.
+  bool capturing_stream(uint64_t key) const {
+    return capturing_count_.load(std::memory_order_acquire) != 0 && capturing(key);
+  }
   bool has_primary() const { return primary_seen_.load(std::memory_order_acquire); }
   // Whether findings() would hold anything to report (a sticky error or a refused launch), without reading the ring.
   bool has_findings() const;
@@ -141,6 +156,9 @@ class Tracker {
   void count_error(std::vector<ErrorSite>& sites, const ApiCall& call, int64_t now);
   std::vector<LaunchRecord> candidates_locked(uintptr_t context) const;
   void decide_culprit(Findings& f) const;
+  // A graph launch's kernel nodes as that replay ran them (seen when the primary error was); empty: unknown.
+  std::vector<LaunchRecord> replayed_nodes(const LaunchRecord& graph_launch) const;
+  void expand_graph_candidates(Findings& f) const;
 
   LaunchRing ring_;
   NameTable names_{65536};  // distinct kernel (and API) names; beyond, new names read as NameTable::kTableFull
@@ -148,6 +166,7 @@ class Tracker {
   SecondaryHook on_secondary_;
   LaunchErrorHook on_launch_error_;
   CompletionProbe probe_;
+  GraphProbe graph_probe_;
 
   bool capturing(uint64_t key) const;
   void set_capturing_locked(uint64_t key, bool on);
@@ -165,6 +184,9 @@ class Tracker {
   std::vector<StreamMark> context_marks_;  // whole contexts (device syncs), keyed by context
   PrimaryError primary_;
   std::vector<LaunchRecord> candidates_;
+  // The kernel nodes of the graph launches among the candidates, read when the primary error was seen (the slots
+  // are final then, and the executable graph may be destroyed later), keyed by the launch's seq.
+  std::map<uint64_t, std::vector<LaunchRecord>> graph_nodes_;
   uint64_t secondary_count_ = 0;
   std::vector<ErrorSite> secondary_;
   std::vector<ErrorSite> other_errors_;

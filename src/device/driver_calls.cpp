@@ -38,6 +38,12 @@ const DriverCalls* driver_calls() {
   fetch(get, "cuCtxGetDevice", calls->ctx_get_device);
   fetch(get, "cuCtxGetCurrent", calls->ctx_get_current);
   fetch(get, "cuDeviceGetAttribute", calls->device_get_attribute);
+  fetch(get, "cuStreamGetCaptureInfo", calls->stream_get_capture_info);
+  fetch(get, "cuGraphAddBatchMemOpNode", calls->graph_add_batch_mem_op_node);
+  fetch(get, "cuGraphKernelNodeGetParams", calls->graph_kernel_node_get_params);
+  fetch(get, "cuMemsetD8Async", calls->memset_d8_async);
+  fetch(get, "cuFuncGetName", calls->func_get_name);
+  fetch(get, "cuKernelGetName", calls->kernel_get_name);
   resolved.store(calls, std::memory_order_release);
   return calls;
 }

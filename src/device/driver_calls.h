@@ -15,6 +15,15 @@ struct DriverCalls {
   CUresult (*ctx_get_device)(CUdevice*) = nullptr;
   CUresult (*ctx_get_current)(CUcontext*) = nullptr;
   CUresult (*device_get_attribute)(int*, CUdevice_attribute, CUdevice) = nullptr;
+  // CUDA graphs: their kernel nodes and breadcrumbs (device/graph_breadcrumbs).
+  CUresult (*stream_get_capture_info)(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*, const CUgraphNode**,
+                                      const CUgraphEdgeData**, size_t*) = nullptr;
+  CUresult (*graph_add_batch_mem_op_node)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t,
+                                          const CUDA_BATCH_MEM_OP_NODE_PARAMS*) = nullptr;
+  CUresult (*graph_kernel_node_get_params)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS*) = nullptr;
+  CUresult (*memset_d8_async)(CUdeviceptr, unsigned char, size_t, CUstream) = nullptr;
+  CUresult (*func_get_name)(const char**, CUfunction) = nullptr;
+  CUresult (*kernel_get_name)(const char**, CUkernel) = nullptr;
 };
 
 // The entry points found (each may be null); nullptr while the driver is not loaded yet.

@@ -12,7 +12,9 @@
 #include "core/log.h"
 #include "core/rewrite_cadence.h"
 #include "core/tracker.h"
+#include "core/graph_table.h"
 #include "device/breadcrumbs.h"
+#include "device/graph_breadcrumbs.h"
 #include "crash_dump.h"
 #include "device_message_tap.h"
 #include "interpose.h"
@@ -37,6 +39,8 @@ struct Shim {
   ProcessInfo process;
   Tracker tracker;
   Breadcrumbs breadcrumbs;
+  GraphTable graphs;
+  GraphBreadcrumbs graph_breadcrumbs;
   SyncPolicy sync;
   ReportFile report;
   ToolInfo tool;
@@ -49,6 +53,7 @@ struct Shim {
       : config(std::move(c)),
         process(std::move(p)),
         tracker(config.ring),
+        graph_breadcrumbs(graphs, config.breadcrumbs),
         sync(config.sync),
         report(dir, process.host, process.pid),
         report_dir(std::move(dir)) {}
@@ -173,7 +178,9 @@ void bring_up(ActivatedBy by) {
   shim->tracker.on_primary(on_primary);
   shim->tracker.on_secondary(on_secondary);
   shim->tracker.on_launch_error(on_launch_error);
-  source::Recording uses{&shim->tracker, nullptr, &shim->sync, config.stack_depth, config.python};
+  source::Recording uses{&shim->tracker, nullptr, &shim->graph_breadcrumbs, &shim->sync, config.stack_depth,
+                         config.python};
+  shim->tracker.set_graph_probe([](uintptr_t exec) { return shim->graphs.nodes_of(exec); });
   if (config.breadcrumbs) {
     uses.breadcrumbs = &shim->breadcrumbs;
     shim->tracker.set_completion_probe(

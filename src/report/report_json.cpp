@@ -6,6 +6,7 @@
 
 #include "core/demangle.h"
 #include "hints.h"
+#include "launch_origin.h"
 #include "stack/symbolize.h"
 
 namespace firstassert {
@@ -52,11 +53,55 @@ json native_frames(const LaunchRecord& r, bool resolve) {
   return frames;
 }
 
+const char* state_name(GraphNodeState s) {
+  switch (s) {
+    case GraphNodeState::completed:
+      return "completed";
+    case GraphNodeState::not_completed:
+      return "not completed";
+    default:
+      return "unknown";
+  }
+}
+
+json origin_or_null(const LaunchRecord& r) {
+  std::string where = short_origin(r);
+  return where.empty() ? json(nullptr) : json(where);
+}
+
+// A graph's kernel node: which one, and what its breadcrumb said in the replay that failed.
+json graph_node(const LaunchRecord& r) {
+  if (r.graph_node == 0) return nullptr;
+  return {{"node", r.graph_node},
+          {"nodes", r.graph_nodes},
+          {"state", state_name(r.graph_state)},
+          {"captured_at", origin_or_null(r)}};
+}
+
+// The culprit's graph: every kernel node, in the order they were made.
+json graph_node_list(const std::vector<LaunchRecord>& nodes) {
+  if (nodes.empty()) return nullptr;
+  json list = json::array();
+  for (const LaunchRecord& n : nodes) {
+    json node = {{"node", n.graph_node}};
+    node["kernel"] = n.kernel != nullptr ? json(demangle(n.kernel)) : json(nullptr);
+    node["mangled"] = n.kernel != nullptr ? json(n.kernel) : json(nullptr);
+    node["grid"] = dims(n.grid);
+    node["block"] = dims(n.block);
+    node["shared_mem"] = n.shared_mem;
+    node["state"] = state_name(n.graph_state);
+    node["captured_at"] = origin_or_null(n);
+    list.push_back(node);
+  }
+  return list;
+}
+
 json launch(const LaunchRecord& r, bool resolve_stack = false) {
   json j;
   j["seq"] = r.seq;
   j["api"] = launch_api_name(r.api);
   j["graph"] = r.graph;
+  j["graph_node"] = graph_node(r);
   if (r.kernel != nullptr) {
     j["kernel"] = demangle(r.kernel);
     j["mangled"] = r.kernel;
@@ -173,6 +218,7 @@ std::string report_json(const ReportInput& in) {
     std::string kernel = f.culprit->kernel ? demangle(f.culprit->kernel) : std::string();
     std::optional<Hint> hint = hint_for_launch(f.culprit_message ? &*f.culprit_message : nullptr, kernel, code);
     culprit["hint"] = hint ? json{{"id", hint->id}, {"title", hint->title}, {"text", hint->text}} : json(nullptr);
+    culprit["graph_nodes"] = graph_node_list(f.culprit_graph);
     r["culprit"] = culprit;
   } else {
     r["culprit"] = nullptr;

@@ -5,7 +5,7 @@
 
 #include "core/demangle.h"
 #include "hints.h"
-#include "stack/symbolize.h"
+#include "launch_origin.h"
 
 namespace firstassert {
 namespace {
@@ -14,53 +14,19 @@ std::string kernel_name(const LaunchRecord& r) {
   return r.kernel != nullptr ? short_kernel_name(demangle(r.kernel)) : std::string("(CUDA graph)");
 }
 
+// " (node 3 of 5 of a CUDA graph captured at train.py:88)" for a graph's kernel node; empty otherwise.
+std::string graph_node_words(const LaunchRecord& r) {
+  if (r.graph_node == 0) return {};
+  std::string where = short_origin(r);
+  return " (node " + std::to_string(r.graph_node) + " of " + std::to_string(r.graph_nodes) + " of a CUDA graph" +
+         (where.empty() ? std::string() : " captured at " + where) + ")";
+}
+
 std::string configuration(const LaunchRecord& r) {
   char text[256];
   std::snprintf(text, sizeof text, "<<<(%u,%u,%u), (%u,%u,%u), %u, stream 0x%llx>>>", r.grid.x, r.grid.y, r.grid.z,
                 r.block.x, r.block.y, r.block.z, r.shared_mem, static_cast<unsigned long long>(r.stream));
   return text;
-}
-
-// Library code is where the failing call ends, not where the user's bug is.
-bool user_python_file(const char* file) {
-  if (file == nullptr) return false;
-  std::string f(file);
-  for (const char* library : {"/site-packages/", "/dist-packages/", "/lib/python3", "<frozen", "/torch/", "<string>"}) {
-    if (f.find(library) != std::string::npos) return false;
-  }
-  return true;
-}
-
-// "train.py:42 in main": the innermost Python frame of the user's code (else the innermost frame).
-std::string python_origin(const LaunchRecord& r) {
-  if (r.python_depth == 0) return {};
-  const PythonFrame* chosen = &r.python[0];
-  for (unsigned i = 0; i < r.python_depth; ++i) {
-    if (user_python_file(r.python[i].file)) {
-      chosen = &r.python[i];
-      break;
-    }
-  }
-  return std::string(chosen->file ? chosen->file : "?") + ":" + std::to_string(chosen->line) + " in " +
-         (chosen->function ? chosen->function : "?");
-}
-
-// "train_step (job.cpp:12) <- main (job.cpp:30)": the top native frames of the program.
-std::string native_origin(const LaunchRecord& r, size_t frames) {
-  std::string out;
-  for (const ResolvedFrame& f : symbolize(r.stack, std::min<size_t>(r.stack_depth, frames))) {
-    if (!out.empty()) out += " <- ";
-    std::string where = f.file.empty() ? "" : f.file.substr(f.file.rfind('/') + 1) + ":" + std::to_string(f.line);
-    std::string module = f.module.substr(f.module.rfind('/') + 1);
-    if (!f.function.empty()) {
-      out += short_kernel_name(without_clone_suffix(f.function)) + (where.empty() ? "" : " (" + where + ")");
-    } else {
-      char offset[32];
-      std::snprintf(offset, sizeof offset, "+0x%llx", static_cast<unsigned long long>(f.offset));
-      out += module + offset;
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -75,14 +41,16 @@ std::vector<std::string> summary_lines(const Findings& f, const std::string& rep
   lines.emplace_back(text);
   if (f.culprit) {
     const LaunchRecord& c = *f.culprit;
-    lines.push_back("kernel " + kernel_name(c) + " " + configuration(c) + " via " + launch_api_name(c.api) + " [" +
+    lines.push_back("kernel " + kernel_name(c) + graph_node_words(c) + " " + configuration(c) + " via " + launch_api_name(c.api) + " [" +
                     f.confidence + ": " + f.reason + "]");
   } else {
     lines.push_back(f.reason);
   }
   if (f.culprit) {
     std::string python = python_origin(*f.culprit);
-    if (!python.empty()) lines.push_back("launched from " + python + " (Python)");
+    // A graph's kernel node keeps the stacks of its capture: where the program made it, not where it replayed it.
+    const char* how = f.culprit->graph_node != 0 ? "captured from " : "launched from ";
+    if (!python.empty()) lines.push_back(how + python + " (Python)");
     std::string native = native_origin(*f.culprit, 3);
     if (!native.empty()) lines.push_back("native: " + native);
   }

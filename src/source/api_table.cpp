@@ -39,12 +39,44 @@ void read_driver_config_launch(const P& p, LaunchEvent& e) {
   e.stream = reinterpret_cast<uintptr_t>(p.config->hStream);
 }
 
+template <typename T>
+uintptr_t handle(T h) {
+  return reinterpret_cast<uintptr_t>(h);
+}
+template <typename T>
+uintptr_t handle_at(T* out) {
+  return out != nullptr ? reinterpret_cast<uintptr_t>(*out) : 0;
+}
+
 // The runtime names the stream `stream`, the driver `hStream`.
 template <typename P>
 void read_graph_launch(const P& p, LaunchEvent& e) {
   e.graph = true;
+  // The executable graph: graphExec (runtime), hGraphExec (cuGraphLaunch_ptsz), hGraph (cuGraphLaunch's params).
+  if constexpr (requires { p.graphExec; }) e.graph_exec = handle(p.graphExec);
+  else if constexpr (requires { p.hGraphExec; }) e.graph_exec = handle(p.hGraphExec);
+  else e.graph_exec = handle(p.hGraph);
   if constexpr (requires { p.stream; }) e.stream = reinterpret_cast<uintptr_t>(p.stream);
   else e.stream = reinterpret_cast<uintptr_t>(p.hStream);
+}
+
+// The graph calls' fields, by the names the runtime and the driver give them.
+template <typename P>
+void read_graph_call(const P& p, GraphCall& c) {
+  if constexpr (requires { p.pGraphExec; }) c.exec = handle_at(p.pGraphExec);
+  if constexpr (requires { p.phGraphExec; }) c.exec = handle_at(p.phGraphExec);
+  if constexpr (requires { p.hGraphExec; }) c.exec = handle(p.hGraphExec);
+  if constexpr (requires { p.graphExec; }) c.exec = handle(p.graphExec);
+  if constexpr (requires { p.graph; }) c.graph = handle(p.graph);
+  if constexpr (requires { p.hGraph; }) c.graph = handle(p.hGraph);
+  if constexpr (requires { p.originalGraph; }) c.graph = handle(p.originalGraph);
+  if constexpr (requires { p.pGraphClone; }) c.clone = handle_at(p.pGraphClone);
+  if constexpr (requires { p.phGraphClone; }) c.clone = handle_at(p.phGraphClone);
+  if constexpr (requires { p.pGraphNode; }) c.node = handle_at(p.pGraphNode);
+  if constexpr (requires { p.phGraphNode; }) c.node = handle_at(p.phGraphNode);
+  if constexpr (requires { p.pDependencies; }) c.deps = reinterpret_cast<const CUgraphNode*>(p.pDependencies);
+  if constexpr (requires { p.dependencies; }) c.deps = p.dependencies;
+  if constexpr (requires { p.numDependencies; }) c.dep_count = p.numDependencies;
 }
 
 template <typename P>
@@ -131,6 +163,23 @@ bool describe_stream_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
   }
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
     switch (cbid) { FIRSTASSERT_DRIVER_STREAM_CALLS(FIRSTASSERT_DRIVER_STREAM_CALL_CASE) default: return false; }
+  }
+  return false;
+}
+
+bool describe_graph_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, GraphCall& call) {
+#define FIRSTASSERT_GRAPH_CALL_CASE(prefix, suffix, type, graph_kind) \
+  case prefix##suffix:                                               \
+    call.kind = GraphCallKind::graph_kind;                           \
+    if (params != nullptr) read_graph_call(as<type>(params), call);  \
+    return true;
+#define FIRSTASSERT_RUNTIME_GRAPH_CALL_CASE(...) FIRSTASSERT_GRAPH_CALL_CASE(CUPTI_RUNTIME_TRACE_CBID_, __VA_ARGS__)
+#define FIRSTASSERT_DRIVER_GRAPH_CALL_CASE(...) FIRSTASSERT_GRAPH_CALL_CASE(CUPTI_DRIVER_TRACE_CBID_, __VA_ARGS__)
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    switch (cbid) { FIRSTASSERT_RUNTIME_GRAPH_CALLS(FIRSTASSERT_RUNTIME_GRAPH_CALL_CASE) default: return false; }
+  }
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    switch (cbid) { FIRSTASSERT_DRIVER_GRAPH_CALLS(FIRSTASSERT_DRIVER_GRAPH_CALL_CASE) default: return false; }
   }
   return false;
 }

@@ -97,6 +97,43 @@ struct NoParams {};
   X(cuStreamEndCapture, cuStreamEndCapture_params, end_capture, false, read_hstream_field)                    \
   X(cuStreamEndCapture_ptsz, cuStreamEndCapture_ptsz_params, end_capture, true, read_hstream_field)
 
+// What a CUDA graph call that succeeded means for the graph records (core/graph_table).
+enum class GraphCallKind : uint8_t { instantiate, update, clone, destroy_graph, destroy_exec, add_kernel_node };
+
+// A graph call's handles, read from its params at EXIT (the out-parameters are filled then).
+struct GraphCall {
+  GraphCallKind kind = GraphCallKind::instantiate;
+  uintptr_t exec = 0;
+  uintptr_t graph = 0;     // the graph instantiated, updated from, cloned, destroyed or added to
+  uintptr_t clone = 0;
+  uintptr_t node = 0;      // the kernel node added
+  const CUgraphNode* deps = nullptr;
+  size_t dep_count = 0;
+};
+
+// X(callback id suffix, params type, GraphCallKind): every field is read by name (read_graph_call).
+#define FIRSTASSERT_RUNTIME_GRAPH_CALLS(X)                                                     \
+  X(cudaGraphInstantiate_v12000, cudaGraphInstantiate_v12000_params, instantiate)              \
+  X(cudaGraphInstantiateWithFlags_v11040, cudaGraphInstantiateWithFlags_v11040_params, instantiate) \
+  X(cudaGraphInstantiateWithParams_v12000, cudaGraphInstantiateWithParams_v12000_params, instantiate) \
+  X(cudaGraphInstantiateWithParams_ptsz_v12000, cudaGraphInstantiateWithParams_ptsz_v12000_params, instantiate) \
+  X(cudaGraphExecUpdate_v10020, cudaGraphExecUpdate_v10020_params, update)                     \
+  X(cudaGraphClone_v10000, cudaGraphClone_v10000_params, clone)                                \
+  X(cudaGraphDestroy_v10000, cudaGraphDestroy_v10000_params, destroy_graph)                    \
+  X(cudaGraphExecDestroy_v10000, cudaGraphExecDestroy_v10000_params, destroy_exec)             \
+  X(cudaGraphAddKernelNode_v10000, cudaGraphAddKernelNode_v10000_params, add_kernel_node)
+
+#define FIRSTASSERT_DRIVER_GRAPH_CALLS(X)                                                      \
+  X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags_params, instantiate)              \
+  X(cuGraphInstantiate_v2, cuGraphInstantiate_v2_params, instantiate)                          \
+  X(cuGraphInstantiateWithParams, cuGraphInstantiateWithParams_params, instantiate)            \
+  X(cuGraphInstantiateWithParams_ptsz, cuGraphInstantiateWithParams_ptsz_params, instantiate)  \
+  X(cuGraphExecUpdate_v2, cuGraphExecUpdate_v2_params, update)                                 \
+  X(cuGraphClone, cuGraphClone_params, clone)                                                  \
+  X(cuGraphDestroy, cuGraphDestroy_params, destroy_graph)                                      \
+  X(cuGraphExecDestroy, cuGraphExecDestroy_params, destroy_exec)                               \
+  X(cuGraphAddKernelNode_v2, cuGraphAddKernelNode_v2_params, add_kernel_node)
+
 // Runtime calls whose result is not a cudaError_t (a string, a struct): functionReturnValue is not an error code.
 #define FIRSTASSERT_RUNTIME_NON_ERROR_RESULTS(X) \
   X(cudaGetErrorString_v3020)                    \
@@ -113,5 +150,7 @@ bool is_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 bool describe_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, LaunchEvent& launch);
 // Fills call.kind, stream and stream flag when cbid is one of the stream calls; leaves call untouched otherwise.
 bool describe_stream_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, ApiCall& call);
+// Fills call when cbid is one of the graph calls; params may be null (kind only), else read after the call returned.
+bool describe_graph_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, GraphCall& call);
 
 }  // namespace firstassert::source

@@ -104,10 +104,63 @@ void capture_stacks(LaunchEvent& launch, Stacks& stacks) {
   }
 }
 
+// A kernel node being made: what the launch (or the node's parameters) and the stacks say of it.
+GraphNodeEvent node_event(const LaunchEvent& launch) {
+  GraphNodeEvent node;
+  node.kernel = launch.kernel != nullptr ? recording.tracker->intern(launch.kernel) : nullptr;
+  node.grid = launch.grid;
+  node.block = launch.block;
+  node.shared_mem = launch.shared_mem;
+  node.native_stack = launch.native_stack;
+  node.native_depth = launch.native_depth;
+  node.python_stack = launch.python_stack;
+  node.python_depth = launch.python_depth;
+  return node;
+}
+
+const char* intern_name(const char* name) { return recording.tracker->intern(name); }
+
+// A graph call that succeeded: the records of graphs, executable graphs and kernel nodes follow it.
+void after_graph_call(const GraphCall& call) {
+  GraphTable* table = recording.graphs != nullptr ? &recording.graphs->table() : nullptr;
+  if (table == nullptr) return;
+  switch (call.kind) {
+    case GraphCallKind::instantiate:
+    case GraphCallKind::update:
+      table->instantiated(call.exec, call.graph);
+      break;
+    case GraphCallKind::clone:
+      table->cloned(call.clone, call.graph);
+      break;
+    case GraphCallKind::destroy_graph:
+      table->graph_destroyed(call.graph);
+      break;
+    case GraphCallKind::destroy_exec:
+      table->exec_destroyed(call.exec);
+      break;
+    case GraphCallKind::add_kernel_node: {
+      LaunchEvent at;  // only its stacks: where the program added the node
+      Stacks stacks;
+      capture_stacks(at, stacks);
+      OurCall guard;
+      recording.graphs->added_kernel_node(reinterpret_cast<CUgraph>(call.graph), reinterpret_cast<CUgraphNode>(call.node),
+                                          call.deps, call.dep_count, node_event(at), intern_name);
+      break;
+    }
+  }
+}
+
 // After a launch the program made: the forced synchronization FIRSTASSERT_SYNC asks for, else the breadcrumb.
 void after_launch(const LaunchEvent& launch, uint64_t seq, const char* kernel) {
   uintptr_t handle = explicit_stream_handle(launch.stream, launch.per_thread_default_stream);
   if (seq == Tracker::kNotRecorded) {
+    // A launch into a capturing stream made a kernel node of the graph being captured.
+    if (recording.graphs != nullptr) {
+      OurCall guard;
+      recording.graphs->captured_launch(reinterpret_cast<CUstream>(handle),
+                                        stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id()),
+                                        node_event(launch));
+    }
     // A launch into a capturing stream: nothing runs, and a write or a sync would break the capture.
     // Info, not a warning: a healthy job that captures graphs under FIRSTASSERT_SYNC=all prints nothing of ours.
     if (recording.sync != nullptr && recording.sync->active() && !said_capture_skip.exchange(true))
@@ -175,6 +228,10 @@ void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t c
     }
     if (refused) recording.tracker->record_launch_error(launch, api_domain, code);
   }
+  if (code == 0) {
+    GraphCall graph_call;
+    if (describe_graph_call(domain, cbid, site.params, graph_call)) after_graph_call(graph_call);
+  }
   ApiCall call;
   call.domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::runtime : ApiDomain::driver;
   call.api = site.function;
@@ -187,16 +244,35 @@ void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t c
 uint64_t call_entered(const CallSite& site) {
   LaunchEvent launch;
   if (describe_launch(site.domain, site.cbid, site.params, launch)) {
+    uint64_t key = stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id());
     if (recording.breadcrumbs != nullptr) {
       OurCall guard;
-      recording.breadcrumbs->before_launch(
-          stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id()));
+      recording.breadcrumbs->before_launch(key);
+    }
+    // A replay starts with its kernel nodes' slots cleared (not inside a capture: the clear would join the graph).
+    if (launch.graph && recording.graphs != nullptr && !recording.tracker->capturing_stream(key)) {
+      OurCall guard;
+      recording.graphs->before_graph_launch(
+          launch.graph_exec, reinterpret_cast<CUstream>(explicit_stream_handle(launch.stream, launch.per_thread_default_stream)));
     }
     return 0;
   }
   // What a successful sync proves complete is what was launched before it began.
   ApiCall probe;
-  return describe_stream_call(site.domain, site.cbid, nullptr, probe) ? recording.tracker->launch_count() : 0;
+  if (describe_stream_call(site.domain, site.cbid, nullptr, probe)) {
+    if (probe.kind == CallKind::begin_capture && recording.graphs != nullptr) {
+      OurCall guard;
+      recording.graphs->prepare();
+    }
+    return recording.tracker->launch_count();
+  }
+  GraphCall graph_call;
+  if (recording.graphs != nullptr && describe_graph_call(site.domain, site.cbid, nullptr, graph_call) &&
+      graph_call.kind == GraphCallKind::add_kernel_node) {
+    OurCall guard;
+    recording.graphs->prepare();
+  }
+  return 0;
 }
 
 

@@ -14,6 +14,7 @@
 #include "core/sync_policy.h"
 #include "core/tracker.h"
 #include "device/breadcrumbs.h"
+#include "device/graph_breadcrumbs.h"
 
 namespace firstassert::source {
 
@@ -21,6 +22,7 @@ namespace firstassert::source {
 struct Recording {
   Tracker* tracker = nullptr;
   Breadcrumbs* breadcrumbs = nullptr;
+  GraphBreadcrumbs* graphs = nullptr;  // the kernel nodes of CUDA graphs (and their breadcrumbs, when on)
   SyncPolicy* sync = nullptr;
   unsigned stack_depth = 0;  // native frames per launch; 0: none
   bool python = false;       // Python frames per launch, when the launching thread holds the GIL

@@ -134,7 +134,7 @@ TEST(Recorder, NvccTripleChevronProgram) {
 }
 
 
-TEST(Recorder, GraphLaunchIsRecordedAsSuch) {
+TEST(Recorder, GraphLaunchIsRecordedAsOneLaunchAndNamesItsNode) {
   e2e::TempDir dir;
   Outcome o = run_in(dir, {RUNTIME_JOB, "--graph"}, {{"LD_PRELOAD", kShim}});
   EXPECT_EQ(o.run.exit_code, 1) << o.run.err;
@@ -144,7 +144,14 @@ TEST(Recorder, GraphLaunchIsRecordedAsSuch) {
   ASSERT_FALSE(o.report["culprit"].is_null());
   EXPECT_EQ(o.report["culprit"]["api"], "cudaGraphLaunch");
   EXPECT_EQ(o.report["culprit"]["graph"], true);
-  EXPECT_TRUE(o.report["culprit"]["kernel"].is_null()) << "a graph launch names no single kernel";
+  // The graph's kernel node that asserted, by the breadcrumbs the replay wrote: the second of the two captured.
+  EXPECT_EQ(o.report["culprit"]["mangled"], e2e::kNllLoss) << o.report["culprit"].dump(2);
+  EXPECT_EQ(o.report["culprit"]["confidence"], "exact");
+  EXPECT_EQ(o.report["culprit"]["graph_node"]["node"], 2);
+  EXPECT_EQ(o.report["culprit"]["graph_node"]["nodes"], 2);
+  ASSERT_EQ(o.report["culprit"]["graph_nodes"].size(), 2u);
+  EXPECT_EQ(o.report["culprit"]["graph_nodes"][0]["state"], "completed");
+  EXPECT_EQ(o.report["culprit"]["graph_nodes"][1]["state"], "not completed");
   // Captured launches are not launches: the three plain steps' 4 + 4 and the one graph launch.
   EXPECT_EQ(o.report["launches_recorded"], printed(o.run.out, "launches"));
   EXPECT_EQ(o.report["launches_recorded"], 9);

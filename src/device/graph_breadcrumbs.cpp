@@ -1,0 +1,133 @@
+#include "graph_breadcrumbs.h"
+
+#include <cstdio>
+
+#include "core/log.h"
+#include "driver_calls.h"
+
+namespace firstassert {
+namespace {
+
+bool context_lost(CUresult r) {
+  return r == CUDA_ERROR_ASSERT || r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_FAILED;
+}
+
+}  // namespace
+
+void GraphBreadcrumbs::disable(const char* why) {
+  table_.distrust_slots();
+  if (leaves_.exchange(false)) say("CUDA graph breadcrumbs are off: %s", why);
+}
+
+void GraphBreadcrumbs::prepare() {
+  if (!leaves() || prepared_.load(std::memory_order_acquire)) return;
+  const DriverCalls* calls = driver_calls();
+  if (calls == nullptr) return;
+  if (prepared_.exchange(true)) return;
+  if (calls->mem_host_alloc == nullptr || calls->mem_host_get_device_pointer == nullptr ||
+      calls->stream_get_capture_info == nullptr || calls->graph_add_batch_mem_op_node == nullptr ||
+      calls->memset_d8_async == nullptr) {
+    disable("the driver lacks cuMemHostAlloc, cuStreamGetCaptureInfo, cuGraphAddBatchMemOpNode or cuMemsetD8Async");
+    return;
+  }
+  void* host = nullptr;
+  CUresult r = calls->mem_host_alloc(&host, GraphTable::kMaxNodes * sizeof(uint32_t),
+                                     CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE);
+  CUdeviceptr device = 0;
+  if (r == CUDA_SUCCESS) r = calls->mem_host_get_device_pointer(&device, host, 0);
+  if (r != CUDA_SUCCESS) {
+    if (context_lost(r)) return;  // nothing more to follow, nothing to say
+    char why[160];
+    std::snprintf(why, sizeof why, "no host-mapped memory for them (cuMemHostAlloc/cuMemHostGetDevicePointer: %d)",
+                  static_cast<int>(r));
+    disable(why);
+    return;
+  }
+  table_.set_slot_memory(static_cast<volatile uint32_t*>(host), device);
+}
+
+bool GraphBreadcrumbs::add_leaf(CUgraph graph, CUgraphNode node, const GraphSlot& slot) {
+  CUstreamBatchMemOpParams op{};
+  op.writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+  op.writeValue.address = slot.device;
+  op.writeValue.value = 1;
+  CUDA_BATCH_MEM_OP_NODE_PARAMS params{};
+  params.count = 1;
+  params.paramArray = &op;
+  CUgraphNode leaf = nullptr;
+  CUresult r = driver_calls()->graph_add_batch_mem_op_node(&leaf, graph, &node, 1, &params);
+  if (r == CUDA_SUCCESS) return true;
+  if (!context_lost(r)) {
+    char why[120];
+    std::snprintf(why, sizeof why, "cuGraphAddBatchMemOpNode failed (%d)", static_cast<int>(r));
+    disable(why);
+  }
+  return false;
+}
+
+void GraphBreadcrumbs::captured_launch(CUstream stream, uint64_t stream_key, GraphNodeEvent node) {
+  const DriverCalls* calls = driver_calls();
+  if (calls == nullptr || calls->stream_get_capture_info == nullptr) return;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  cuuint64_t id = 0;
+  CUgraph graph = nullptr;
+  const CUgraphNode* deps = nullptr;
+  size_t count = 0;
+  if (calls->stream_get_capture_info(stream, &status, &id, &graph, &deps, nullptr, &count) != CUDA_SUCCESS ||
+      status != CU_STREAM_CAPTURE_STATUS_ACTIVE || graph == nullptr)
+    return;
+  // Just after the launch, the stream's one dependency is the kernel node it made.
+  node.node = count == 1 ? reinterpret_cast<uintptr_t>(deps[0]) : 0;
+  node.chain = (id * 0x9e3779b97f4a7c15ull) ^ stream_key;
+  if (node.chain == 0) node.chain = 1;
+  auto g = reinterpret_cast<uintptr_t>(graph);
+  std::optional<GraphSlot> slot = table_.add_node(g, node);
+  if (!slot) return;
+  if (!leaves() || count != 1 || !add_leaf(graph, deps[0], *slot)) table_.slot_unused(g);
+}
+
+void GraphBreadcrumbs::added_kernel_node(CUgraph graph, CUgraphNode handle, const CUgraphNode* deps,
+                                         size_t dep_count, GraphNodeEvent node, const char* (*intern)(const char*)) {
+  const DriverCalls* calls = driver_calls();
+  if (calls == nullptr || calls->graph_kernel_node_get_params == nullptr || handle == nullptr) return;
+  CUDA_KERNEL_NODE_PARAMS params{};
+  if (calls->graph_kernel_node_get_params(handle, &params) != CUDA_SUCCESS) return;
+  const char* name = nullptr;
+  if (params.func != nullptr && calls->func_get_name != nullptr) {
+    if (calls->func_get_name(&name, params.func) != CUDA_SUCCESS) name = nullptr;
+  } else if (params.kern != nullptr && calls->kernel_get_name != nullptr) {
+    if (calls->kernel_get_name(&name, params.kern) != CUDA_SUCCESS) name = nullptr;
+  }
+  node.kernel = name != nullptr ? intern(name) : nullptr;
+  node.grid = {params.gridDimX, params.gridDimY, params.gridDimZ};
+  node.block = {params.blockDimX, params.blockDimY, params.blockDimZ};
+  node.shared_mem = params.sharedMemBytes;
+  node.node = reinterpret_cast<uintptr_t>(handle);
+  node.deps = reinterpret_cast<const uintptr_t*>(deps);
+  node.dep_count = deps != nullptr ? dep_count : 0;
+  auto g = reinterpret_cast<uintptr_t>(graph);
+  std::optional<GraphSlot> slot = table_.add_node(g, node);
+  if (!slot) return;
+  if (!leaves() || !add_leaf(graph, handle, *slot)) table_.slot_unused(g);
+}
+
+void GraphBreadcrumbs::before_graph_launch(uintptr_t exec, CUstream stream) {
+  if (!leaves()) return;
+  GraphTable::Resets resets = table_.resets_for(exec);
+  if (resets.begin == resets.end) return;
+  const DriverCalls* calls = driver_calls();
+  for (const SlotReset* r = resets.begin; r != resets.end; ++r) {
+    CUresult result = calls->memset_d8_async(r->device, 0, r->bytes, stream);
+    if (result != CUDA_SUCCESS) {
+      if (!context_lost(result)) {
+        char why[120];
+        std::snprintf(why, sizeof why, "cuMemsetD8Async failed (%d) clearing them before a replay",
+                      static_cast<int>(result));
+        disable(why);
+      }
+      return;
+    }
+  }
+}
+
+}  // namespace firstassert

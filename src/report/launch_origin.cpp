@@ -1,0 +1,67 @@
+#include "launch_origin.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/demangle.h"
+#include "stack/symbolize.h"
+
+namespace firstassert {
+namespace {
+
+// Library code is where the failing call ends, not where the user's bug is.
+bool user_python_file(const char* file) {
+  if (file == nullptr) return false;
+  std::string f(file);
+  for (const char* library : {"/site-packages/", "/dist-packages/", "/lib/python3", "<frozen", "/torch/", "<string>"}) {
+    if (f.find(library) != std::string::npos) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string python_origin(const LaunchRecord& r) {
+  if (r.python_depth == 0) return {};
+  const PythonFrame* chosen = &r.python[0];
+  for (unsigned i = 0; i < r.python_depth; ++i) {
+    if (user_python_file(r.python[i].file)) {
+      chosen = &r.python[i];
+      break;
+    }
+  }
+  return std::string(chosen->file ? chosen->file : "?") + ":" + std::to_string(chosen->line) + " in " +
+         (chosen->function ? chosen->function : "?");
+}
+
+std::string native_origin(const LaunchRecord& r, size_t frames) {
+  std::string out;
+  for (const ResolvedFrame& f : symbolize(r.stack, std::min<size_t>(r.stack_depth, frames))) {
+    if (!out.empty()) out += " <- ";
+    std::string where = f.file.empty() ? "" : f.file.substr(f.file.rfind('/') + 1) + ":" + std::to_string(f.line);
+    std::string module = f.module.substr(f.module.rfind('/') + 1);
+    if (!f.function.empty()) {
+      out += short_kernel_name(without_clone_suffix(f.function)) + (where.empty() ? "" : " (" + where + ")");
+    } else {
+      char offset[32];
+      std::snprintf(offset, sizeof offset, "+0x%llx", static_cast<unsigned long long>(f.offset));
+      out += module + offset;
+    }
+  }
+  return out;
+}
+
+std::string short_origin(const LaunchRecord& r) {
+  for (unsigned i = 0; i < r.python_depth; ++i) {
+    if (!user_python_file(r.python[i].file)) continue;
+    std::string file = r.python[i].file;
+    return file.substr(file.rfind('/') + 1) + ":" + std::to_string(r.python[i].line);
+  }
+  if (r.python_depth > 0 && r.python[0].file != nullptr) {
+    std::string file = r.python[0].file;
+    return file.substr(file.rfind('/') + 1) + ":" + std::to_string(r.python[0].line);
+  }
+  return native_origin(r, 1);
+}
+
+}  // namespace firstassert
