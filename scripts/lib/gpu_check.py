@@ -82,10 +82,12 @@ def torch_error():
 def list_matrix():
     lines = ["cases (tests/gpu):"]
     for case in table.CASES:
-        frame = "; Python frame at its FAILING_OP line" if case.python and not case.healthy else ""
+        marker = "CAPTURED_OP" if case.graph else "FAILING_OP"
+        frame = f"; Python frame at its {marker} line" if case.python and not case.healthy else ""
         profile = ("; its profile holds kernels; CUPTI handed over (interpose) in the CUPTI modes"
                    if case.profiled else "")
-        lines.append(f"  {case.name:<14} {case.program:<18} expects {case.shows}{frame}{profile}")
+        graph = "; its graph node named, exact in every mode" if case.graph else ""
+        lines.append(f"  {case.name:<14} {case.program:<18} expects {case.shows}{frame}{profile}{graph}")
     lines.append("modes:")
     for mode in table.MODES:
         settings = " ".join(f"{k}={v}" for k, v in mode.env.items()) or ("no shim" if not mode.shim else "defaults")
@@ -307,7 +309,7 @@ def safe_judge(case, mode, outcome, bare):
 
 def probe_jobs(binaries, toolkit_cupti, cupti_env):
     jobs = []
-    for slug in ("probe_cupti", "probe_breadcrumbs"):
+    for slug in ("probe_cupti", "probe_breadcrumbs", "probe_graph_breadcrumbs"):
         path, why = binaries.get(slug, (None, "not built"))
         args = []
         if slug == "probe_cupti":
@@ -333,7 +335,7 @@ def header(facts, args, nvcc, cupti_notes, lib_path):
         f"shim: {args.shim}" + "".join(f"; {part}" for part in (shim_files.describe(args.shim),) if part) +
         (f" (its libraries from {lib_path}, on LD_LIBRARY_PATH)" if lib_path else ""),
         f"nvcc: {nvcc} {toolkit.nvcc_version(nvcc)}, building for {args.arch}" if nvcc else
-        "nvcc: none (the nvcc cases and probes 1-3 are skipped)",
+        "nvcc: none (the nvcc cases and probes 1-3 and 6 are skipped)",
     ] + [f"CUPTI: {note}" for note in cupti_notes]
 
 
@@ -344,6 +346,8 @@ def probe_sections(results, rows, cases, facts, shim):
     reported = [r for r in rows if r.mode != "bare" and r.case not in healthy and r.result != "SKIP"
                 and "report" not in r.failed]
     nll_loss = next(c for c in table.CASES if c.name == "nll_loss")
+    graphs = {c.name for c in cases if c.graph}
+    graph_rows = [r for r in reported if r.case in graphs]
     profiler_runs = {key[1:]: outcome for key, outcome in results.items() if key[0] == "profiler"}
     lines = ["probes (facts the design rests on):"]
     lines += printing.section("1. does a runtime launch fire the nested driver callback?",
@@ -357,6 +361,9 @@ def probe_sections(results, rows, cases, facts, shim):
                                                 reported))
     lines += printing.section("5. can the shim coexist with torch.profiler (nll_loss case)?",
                               probes.profiler_probe(profiler_runs, nll_loss.expect))
+    lines += printing.section("6. do graph breadcrumbs (a leaf write after each captured kernel) name the node that "
+                              "asserted in a replay?",
+                              probes.graph_breadcrumb_probe(results.get(("probe_graph_breadcrumbs",)), graph_rows))
     return lines
 
 

@@ -3,26 +3,36 @@
 A failing case passes in a mode when: the job saw its device-side assert and ended as it does without the shim; a
 report was written, its first error is 710 (cudaErrorAssert) and its culprit is the expected kernel, with a
 confidence the mode allows, recorded by the mode's backend; the device's assertion line was read; the Python frames
-name the case's `# FAILING_OP` line (Python cases); and the report was rewritten at exit. The healthy loop passes
-when it leaves no report, prints exactly what it prints without the shim, and the shim says nothing. Without the
-shim ("bare"), a case passes when it provokes its assert (or, healthy, exits 0) and leaves no report.
+name the case's `# FAILING_OP` line (Python cases; a graph case's `# CAPTURED_OP` line, see below); and the report was
+rewritten at exit. The healthy loop passes when it leaves no report, prints exactly what it prints without the shim,
+and the shim says nothing. Without the shim ("bare"), a case passes when it provokes its assert (or, healthy, exits 0)
+and leaves no report.
 
 A profiled case (profiler_late) must also, in every mode, bare included, have said that its torch.profiler profile
 held kernel events, more than 0 (check "profiler"); with the shim, the backend it is judged against and the
 tool.cupti_handed_over it must report (check "handed_over") are the case's in that mode (Case.tool_in).
+
+A graph case (graph_replay) must also have its culprit named as a node of the replayed graph, "exact" in every mode
+(Case.confidence_in): a graph launch that lists the graph's kernel nodes (check "graph"); a graph_node pointing at
+the first of them that runs the expected kernel, those before it completed, it and those after it not, with the
+culprit's launch configuration the node's (check "node"); captured at the case's `# CAPTURED_OP` line (check
+"captured_at"), which its Python frames name too (check "python": they are the capture's, not the replay's).
 """
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 
-from gpu_check_table import CASE_DIR, GRAPH
+from gpu_check_table import CASE_DIR
 
 sys.path.insert(0, CASE_DIR)
 import gpucase  # noqa: E402  (the case programs' exit codes and markers: one definition for both sides)
 
 REPORT_SCHEMA = "firstassert/1"
 ASSERT_CODE = 710  # cudaErrorAssert, CUDA_ERROR_ASSERT
+GRAPH_LAUNCH = "(CUDA graph)"  # what a culprit that is a graph launch naming no kernel shows (a shim before issue 19)
+GRAPH_LAUNCH_APIS = ("cudaGraphLaunch", "cuGraphLaunch")
 
 
 @dataclass
@@ -58,22 +68,20 @@ def short_kernel_name(name):
     return text.strip().split(" ")[-1].rsplit("::", 1)[-1] or name
 
 
-def failing_line(source):
-    """The number of the source line that ends with `# FAILING_OP`, or 0."""
+def failing_line(source, marker=gpucase.FAILING_OP):
+    """The number of the source line that ends with marker (`# FAILING_OP` unless told), or 0."""
     with open(source, encoding="utf-8") as f:
         for number, text in enumerate(f, 1):
-            if text.rstrip().endswith(gpucase.FAILING_OP):
+            if text.rstrip().endswith(marker):
                 return number
     return 0
 
 
-def matched_alternative(culprit, expect):
-    """Which expected alternative the culprit matches, or None."""
-    if not culprit:
+def matched_alternative(launch, expect):
+    """Which expected alternative the launch object (a culprit, a node of culprit.graph_nodes) runs, or None."""
+    if not launch:
         return None
-    if tuple(expect) == (GRAPH,):
-        return GRAPH if culprit.get("graph") and not culprit.get("kernel") else None
-    names = f"{culprit.get('kernel') or ''}\n{culprit.get('mangled') or ''}".lower()
+    names = f"{launch.get('kernel') or ''}\n{launch.get('mangled') or ''}".lower()
     return next((alt for alt in expect if alt.lower() in names), None)
 
 
@@ -81,17 +89,27 @@ def culprit_text(culprit, matched):
     if not culprit:
         return "no culprit"
     if culprit.get("graph") and not culprit.get("kernel"):
-        return GRAPH
+        return GRAPH_LAUNCH
     name = short_kernel_name(culprit.get("kernel") or culprit.get("mangled") or "?")
-    if matched and matched != GRAPH and matched.lower() not in name.lower():
+    if matched and matched.lower() not in name.lower():
         name += f" [{matched}]"  # the match is in the template arguments (a lambda of the op, say)
+    node = culprit.get("graph_node")
+    if isinstance(node, dict):
+        name += f" (node {node.get('node')} of {node.get('nodes')})"
     return name
 
 
-def python_frame(culprit, source):
-    """(what to show, whether a frame names the source's failing line)."""
+def names_line(where, source, line):
+    """Whether where ("graph_replay.py:22", its file a base name or a path, perhaps " in f" after it) is source's
+    line."""
+    said = re.fullmatch(r"(.*):(\d+)(?: in .*)?", where) if isinstance(where, str) else None
+    return bool(said) and int(said.group(2)) == line and os.path.basename(said.group(1)) == os.path.basename(source)
+
+
+def python_frame(culprit, source, marker=gpucase.FAILING_OP):
+    """(what to show, whether a frame names the source's line marked with marker)."""
     frames = (culprit or {}).get("python_stack") or []
-    line = failing_line(source)
+    line = failing_line(source, marker)
     target = os.path.realpath(source)
     in_case = [f for f in frames if isinstance(f, dict) and os.path.realpath(str(f.get("file", ""))) == target]
     for f in in_case:
@@ -241,9 +259,10 @@ def judge_failing(row, case, mode, outcome, bare, check):
     check("culprit", matched is not None,
           f"culprit: {(culprit or {}).get('kernel') or (culprit or {}).get('mangled')}; expected one of "
           f"{', '.join(case.expect)}")
-    check("confidence", row.confidence in mode.confidence,
+    confidence = case.confidence_in(mode)
+    check("confidence", row.confidence in confidence,
           f"confidence {row.confidence} ({(culprit or {}).get('reason', '')}); this mode allows "
-          f"{' or '.join(mode.confidence)}")
+          f"{' or '.join(confidence)}" + (" for a graph node" if case.graph else ""))
     check("backend", row.backend == backend, f"recorded by {row.backend}, not {backend}" +
           (" (a profiler subscribed to CUPTI after the shim)" if backend != mode.backend else ""))
     if handed_over is not None:
@@ -254,10 +273,64 @@ def judge_failing(row, case, mode, outcome, bare, check):
                else "in this mode firstassert never held CUPTI") + ")")
     check("message", bool(report.get("device_messages")), "no device assertion line was read from stderr")
     if case.python:
-        row.python_frame, ok = python_frame(culprit, case.source)
+        # A graph node's frames are those of its capture: the replay launched the whole graph, and the capture line
+        # is the op whose input was bad.
+        marker = gpucase.CAPTURED_OP if case.graph else gpucase.FAILING_OP
+        row.python_frame, ok = python_frame(culprit, case.source, marker)
         check("python", ok, f"the culprit's Python frames do not name {os.path.basename(case.source)}:"
-                            f"{failing_line(case.source)} ({len((culprit or {}).get('python_stack') or [])} frames)")
+                            f"{failing_line(case.source, marker)} ({len((culprit or {}).get('python_stack') or [])} "
+                            f"frames)")
     else:
         row.python_frame = "n/a"
+    if case.graph:
+        judge_graph_node(case, culprit or {}, check)
     if outcome.returncode is not None and outcome.returncode >= 0:
         check("final", bool(report.get("final")), "the report was not rewritten at exit")
+
+
+def judge_graph_node(case, culprit, check):
+    """The culprit is the node of the replayed graph that asserted. A replay stops at its failing node, so it is the
+    first node that runs the expected kernel (the case captures one), and the graph breadcrumbs must say: the nodes
+    before it completed, it and the nodes after it (which wait for it) did not. Those after it also show that the
+    breadcrumbs were reset before this replay: the healthy replays before it had set every one."""
+    nodes = culprit.get("graph_nodes")
+    listed = (isinstance(nodes, list) and bool(nodes) and all(isinstance(n, dict) for n in nodes) and
+              [n.get("node") for n in nodes] == list(range(1, len(nodes) + 1)))
+    check("graph", culprit.get("graph") is True and culprit.get("api") in GRAPH_LAUNCH_APIS and listed,
+          f"culprit.graph is {json.dumps(culprit.get('graph'))}, api {culprit.get('api')}, graph_nodes " +
+          (f"numbered {[n.get('node') if isinstance(n, dict) else n for n in nodes]}" if isinstance(nodes, list)
+           else json.dumps(nodes)) + "; expected a graph launch listing the graph's kernel nodes 1..n")
+    if not listed:
+        return
+    node = culprit.get("graph_node")
+    if not isinstance(node, dict):
+        check("node", False, f"culprit.graph_node is {json.dumps(node)}; expected the node that asserted")
+        return
+    number = node.get("node")
+    first = next((n["node"] for n in nodes if matched_alternative(n, case.expect)), None)
+    problems = []
+    if node.get("nodes") != len(nodes):
+        problems.append(f"graph_node.nodes is {node.get('nodes')}, but graph_nodes lists {len(nodes)}")
+    if first is None:
+        problems.append(f"no node of graph_nodes runs {' or '.join(case.expect)}")
+    elif number != first:
+        problems.append(f"graph_node.node is {number}, but node {first} is the first to run "
+                        f"{matched_alternative(nodes[first - 1], case.expect)}")
+    else:
+        named = nodes[number - 1]
+        if not 1 < number < len(nodes):
+            problems.append(f"node {number} of {len(nodes)}: the case must capture kernels before and after it")
+        states = [n.get("state") for n in nodes]
+        wanted = ["completed"] * (number - 1) + ["not completed"] * (len(nodes) - number + 1)
+        if states != wanted:
+            problems.append(f"the nodes' states are {states}, expected {wanted}")
+        if node.get("state") != named.get("state") or node.get("captured_at") != named.get("captured_at"):
+            problems.append(f"graph_node {json.dumps(node)} differs from graph_nodes[{number - 1}]")
+        launch = {key: culprit.get(key) for key in ("grid", "block", "shared_mem")}
+        if launch != {key: named.get(key) for key in launch}:
+            problems.append(f"the culprit's launch configuration {json.dumps(launch)} is not node {number}'s")
+    check("node", not problems, "; ".join(problems))
+    line = failing_line(case.source, gpucase.CAPTURED_OP)
+    check("captured_at", names_line(node.get("captured_at"), case.source, line),
+          f"graph_node.captured_at is {json.dumps(node.get('captured_at'))}, not "
+          f"{os.path.basename(case.source)}:{line} (its {gpucase.CAPTURED_OP} line)")

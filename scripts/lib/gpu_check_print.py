@@ -4,8 +4,8 @@ the probes' sections."""
 COLUMNS = (  # heading, Row attribute, widest it may be
     ("case", "case", 14),
     ("mode", "mode", 10),
-    ("expected culprit", "expected", 38),
-    ("reported culprit", "reported", 44),
+    ("expected culprit", "expected", 50),
+    ("reported culprit", "reported", 56),
     ("confidence", "confidence", 10),
     ("Python frame", "python_frame", 24),
     ("secondary", "secondary", 16),

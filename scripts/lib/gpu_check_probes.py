@@ -6,6 +6,7 @@ returns its lines of text; they inform and do not change the exit status.
   3  do breadcrumb writes read back correctly after a device assert  tests/gpu/probe_breadcrumbs.cu, the reports
   4  which libc functions libcuda prints the assertion line with     its dynamic imports against the shim's exports
   5  can the shim coexist with torch.profiler                        tests/gpu/profiler_probe.py
+  6  do graph breadcrumbs name the node that asserted in a replay    tests/gpu/probe_graph_breadcrumbs.cu, the rows
 
 Probe 5's late order, with the profiler stopped before the assert, is also judged, as the profiler_late case of the
 table; the probe still tells the early order, and what a profile running when the assert fires does.
@@ -47,6 +48,15 @@ def breadcrumb_probe(outcome, default_runs):
     by_crumbs = sum(1 for reason in decided if reason.startswith("stream breadcrumbs"))
     lines.append(f"the shim's default-mode reports: {by_crumbs} of {len(decided)} culprits decided by stream "
                  "breadcrumbs")
+    return lines
+
+
+def graph_breadcrumb_probe(outcome, graph_rows):
+    """graph_rows: the rows of the graph cases in the modes with the shim, which say whether their reports named the
+    node that asserted (checks culprit, graph, node)."""
+    lines = program_lines(outcome, "probe6: ")
+    named = sum(1 for row in graph_rows if not {"culprit", "graph", "node"} & set(row.failed))
+    lines.append(f"the shim's reports of the graph cases: the asserting node named in {named} of {len(graph_rows)}")
     return lines
 
 

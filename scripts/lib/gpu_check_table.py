@@ -4,7 +4,10 @@ A case names its program, the kernel its report must blame (any of a few case-in
 kernel's demangled or mangled name: real PyTorch kernel names are long templated strings, and which kernel serves an
 op changes between versions), and whether the report's Python frames must name its `# FAILING_OP` line. A profiled
 case also says how many kernels the torch.profiler profile it took held (gpucase.PROFILER_KERNELS), and expects the
-report's tool object to show what a profiler subscribing to CUPTI after the shim leads to (Case.tool_in).
+report's tool object to show what a profiler subscribing to CUPTI after the shim leads to (Case.tool_in). A graph
+case's culprit is a kernel node of a replayed CUDA graph: the report must name that node (culprit.graph_node, against
+culprit.graph_nodes), exactly in every mode (Case.confidence_in), captured at the case's `# CAPTURED_OP` line, which
+its Python frames must name instead of the `# FAILING_OP` line (the replay, which launched the whole graph).
 """
 import os
 import re
@@ -13,20 +16,19 @@ from dataclasses import dataclass, field
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CASE_DIR = os.path.join(REPO_ROOT, "tests", "gpu")
 
-GRAPH = "(CUDA graph)"  # expect: the culprit is a graph launch, which has no single kernel
-
 
 @dataclass(frozen=True)
 class Case:
     name: str
     program: str                 # a file in tests/gpu: NAME.py runs with Python, NAME.cu is built by nvcc first
-    expect: tuple = ()           # kernel-name substrings, any of which names the right culprit; (GRAPH,) for a graph
+    expect: tuple = ()           # kernel-name substrings, any of which names the right culprit
     shows: str = ""              # what the table prints as the expected culprit
     healthy: bool = False        # no report, and the same output as without the shim
     nvcc_flags: tuple = ()       # for .cu programs
     toolkit_cupti: bool = False  # name the toolkit's CUPTI in FIRSTASSERT_CUPTI (no libcudart is loaded to find it by)
     args: tuple = ()
     profiled: bool = False       # starts torch.profiler once the shim records; its profile must hold kernels
+    graph: bool = False          # the expected kernel asserts as a node of a CUDA graph replay
 
     @property
     def source(self):
@@ -59,6 +61,13 @@ class Case:
             return "interpose", True
         return mode.backend, False
 
+    def confidence_in(self, mode):
+        """The culprit.confidence values accepted in mode. A graph case wants "exact" in every mode: no mode can
+        tell the nodes of one replay apart by the launch (a graph launch is one launch, and FIRSTASSERT_SYNC cannot
+        synchronize inside it), but the graph breadcrumbs, a leaf write after each captured kernel node reset before
+        each launch, say which node completed and which did not, whichever source recorded the launch."""
+        return ("exact",) if self.graph else mode.confidence
+
 
 @dataclass(frozen=True)
 class Mode:
@@ -84,7 +93,8 @@ CASES = (
     Case("nvcc_static", "nvcc_assert.cu", ("gpu_check_labels_kernel",), "gpu_check_labels_kernel",
          nvcc_flags=("-cudart", "static"), toolkit_cupti=True),
     Case("two_streams", "two_streams.py", ("nll_loss",), "nll_loss_forward_reduce_cuda_kernel_2d"),
-    Case("graph_replay", "graph_replay.py", (GRAPH,), GRAPH),
+    Case("graph_replay", "graph_replay.py", ("nll_loss",), "graph node nll_loss_forward_reduce_cuda_kernel_2d",
+         graph=True),
     Case("profiler_late", "profiler_late.py", ("nll_loss",), "nll_loss_forward_reduce_cuda_kernel_2d", profiled=True),
     Case("healthy_loop", "healthy_loop.py", shows="no report, same output", healthy=True),
 )
@@ -99,10 +109,13 @@ MODES = (
 )
 
 # Programs that are not cases: the probes (tests/gpu/probe_*.cu, profiler_probe.py: probe 5, whose late order with the
-# profiler stopped before the assert is the profiler_late case) and the first look at the machine.
+# profiler stopped before the assert is the profiler_late case; probe_graph_breadcrumbs.cu: probe 6, the mechanism the
+# graph_replay case's reports rest on) and the first look at the machine.
 PROBE_PROGRAMS = {
     "probe_cupti": Case("probe_cupti", "probe_cupti.cu", nvcc_flags=("-cudart", "shared")),
     "probe_breadcrumbs": Case("probe_breadcrumbs", "probe_breadcrumbs.cu", nvcc_flags=("-cudart", "shared")),
+    "probe_graph_breadcrumbs": Case("probe_graph_breadcrumbs", "probe_graph_breadcrumbs.cu",
+                                    nvcc_flags=("-cudart", "shared")),
 }
 PROFILER_PROBE = "profiler_probe.py"
 PREFLIGHT = "preflight.py"

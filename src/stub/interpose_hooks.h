@@ -73,7 +73,32 @@
     cudaStreamBeginCapture, "cudaStreamBeginCapture", false, (cudaStream_t stream, enum cudaStreamCaptureMode mode), \
     (stream, mode))                                                                                                  \
   X(RUNTIME, cudaStreamEndCapture_v10000, cudaStreamEndCapture_v10000_params, cudaError_t, cudaStreamEndCapture,    \
-    "cudaStreamEndCapture", false, (cudaStream_t stream, cudaGraph_t* pGraph), (stream, pGraph))
+    "cudaStreamEndCapture", false, (cudaStream_t stream, cudaGraph_t* pGraph), (stream, pGraph))                   \
+  X(RUNTIME, cudaGraphInstantiate_v12000, cudaGraphInstantiate_v12000_params, cudaError_t, cudaGraphInstantiate,    \
+    "cudaGraphInstantiate", false, (cudaGraphExec_t * pGraphExec, cudaGraph_t graph, unsigned long long flags),     \
+    (pGraphExec, graph, flags))                                                                                      \
+  X(RUNTIME, cudaGraphInstantiateWithFlags_v11040, cudaGraphInstantiateWithFlags_v11040_params, cudaError_t,        \
+    cudaGraphInstantiateWithFlags, "cudaGraphInstantiateWithFlags", false,                                          \
+    (cudaGraphExec_t * pGraphExec, cudaGraph_t graph, unsigned long long flags), (pGraphExec, graph, flags))         \
+  X(RUNTIME, cudaGraphInstantiateWithParams_v12000, cudaGraphInstantiateWithParams_v12000_params, cudaError_t,      \
+    cudaGraphInstantiateWithParams, "cudaGraphInstantiateWithParams", false,                                        \
+    (cudaGraphExec_t * pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams * instantiateParams),              \
+    (pGraphExec, graph, instantiateParams))                                                                          \
+  X(RUNTIME, cudaGraphExecUpdate_v10020, cudaGraphExecUpdate_v10020_params, cudaError_t, cudaGraphExecUpdate,       \
+    "cudaGraphExecUpdate", false,                                                                                    \
+    (cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, cudaGraphExecUpdateResultInfo * resultInfo),                    \
+    (hGraphExec, hGraph, resultInfo))                                                                                \
+  X(RUNTIME, cudaGraphClone_v10000, cudaGraphClone_v10000_params, cudaError_t, cudaGraphClone, "cudaGraphClone",    \
+    false, (cudaGraph_t * pGraphClone, cudaGraph_t originalGraph), (pGraphClone, originalGraph))                     \
+  X(RUNTIME, cudaGraphDestroy_v10000, cudaGraphDestroy_v10000_params, cudaError_t, cudaGraphDestroy,                \
+    "cudaGraphDestroy", false, (cudaGraph_t graph), (graph))                                                         \
+  X(RUNTIME, cudaGraphExecDestroy_v10000, cudaGraphExecDestroy_v10000_params, cudaError_t, cudaGraphExecDestroy,    \
+    "cudaGraphExecDestroy", false, (cudaGraphExec_t graphExec), (graphExec))                                         \
+  X(RUNTIME, cudaGraphAddKernelNode_v10000, cudaGraphAddKernelNode_v10000_params, cudaError_t,                      \
+    cudaGraphAddKernelNode, "cudaGraphAddKernelNode", false,                                                        \
+    (cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies, size_t numDependencies, \
+     const struct cudaKernelNodeParams* pNodeParams),                                                                \
+    (pGraphNode, graph, pDependencies, numDependencies, pNodeParams))
 
 #define FIRSTASSERT_INTERPOSED_DRIVER(X)                                                                             \
   X(DRIVER, cuLaunchKernel, cuLaunchKernel_params, CUresult, cuLaunchKernel, "cuLaunchKernel", false,               \
@@ -110,4 +135,29 @@
   X(DRIVER, cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_params, CUresult, cuMemcpyHtoD_v2, "cuMemcpyHtoD", false,              \
     (CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount), (dstDevice, srcHost, ByteCount))                  \
   X(DRIVER, cuMemcpyDtoH_v2, cuMemcpyDtoH_v2_params, CUresult, cuMemcpyDtoH_v2, "cuMemcpyDtoH", false,              \
-    (void* dstHost, CUdeviceptr srcDevice, size_t ByteCount), (dstHost, srcDevice, ByteCount))
+    (void* dstHost, CUdeviceptr srcDevice, size_t ByteCount), (dstHost, srcDevice, ByteCount))                  \
+  X(DRIVER, cuStreamBeginCapture_v2, cuStreamBeginCapture_v2_params, CUresult, cuStreamBeginCapture_v2,             \
+    "cuStreamBeginCapture", false, (CUstream hStream, CUstreamCaptureMode mode), (hStream, mode))                    \
+  X(DRIVER, cuStreamEndCapture, cuStreamEndCapture_params, CUresult, cuStreamEndCapture, "cuStreamEndCapture", false, \
+    (CUstream hStream, CUgraph * phGraph), (hStream, phGraph))                                                       \
+  X(DRIVER, cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags_params, CUresult, cuGraphInstantiateWithFlags, \
+    "cuGraphInstantiateWithFlags", false, (CUgraphExec * phGraphExec, CUgraph hGraph, unsigned long long flags),    \
+    (phGraphExec, hGraph, flags))                                                                                    \
+  X(DRIVER, cuGraphInstantiateWithParams, cuGraphInstantiateWithParams_params, CUresult,                            \
+    cuGraphInstantiateWithParams, "cuGraphInstantiateWithParams", false,                                            \
+    (CUgraphExec * phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS * instantiateParams),                 \
+    (phGraphExec, hGraph, instantiateParams))                                                                        \
+  X(DRIVER, cuGraphExecUpdate_v2, cuGraphExecUpdate_v2_params, CUresult, cuGraphExecUpdate_v2, "cuGraphExecUpdate", \
+    false, (CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo * resultInfo),                       \
+    (hGraphExec, hGraph, resultInfo))                                                                                \
+  X(DRIVER, cuGraphClone, cuGraphClone_params, CUresult, cuGraphClone, "cuGraphClone", false,                       \
+    (CUgraph * phGraphClone, CUgraph originalGraph), (phGraphClone, originalGraph))                                  \
+  X(DRIVER, cuGraphDestroy, cuGraphDestroy_params, CUresult, cuGraphDestroy, "cuGraphDestroy", false,               \
+    (CUgraph hGraph), (hGraph))                                                                                      \
+  X(DRIVER, cuGraphExecDestroy, cuGraphExecDestroy_params, CUresult, cuGraphExecDestroy, "cuGraphExecDestroy",      \
+    false, (CUgraphExec hGraphExec), (hGraphExec))                                                                   \
+  X(DRIVER, cuGraphAddKernelNode_v2, cuGraphAddKernelNode_v2_params, CUresult, cuGraphAddKernelNode_v2,             \
+    "cuGraphAddKernelNode", false,                                                                                   \
+    (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies,            \
+     const CUDA_KERNEL_NODE_PARAMS* nodeParams),                                                                     \
+    (phGraphNode, hGraph, dependencies, numDependencies, nodeParams))

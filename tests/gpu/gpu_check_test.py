@@ -52,6 +52,10 @@ def sim_case(name, what, **fields):
     return Case(name, "sim_case.py", **settings)
 
 
+def sim_graph_case():
+    return sim_case("sim_graph", "graph", graph=True, shows="graph node nll_loss_forward_reduce_cuda_kernel_2d")
+
+
 def run_script(*args, env=None):
     return subprocess.run([SCRIPT, *args], capture_output=True, text=True, env=env, timeout=120)
 
@@ -165,6 +169,8 @@ class CasePrograms(unittest.TestCase):
                 compile(text, case.source, "exec")
                 marked = failing_line(case.source)
                 self.assertEqual(marked == 0, case.healthy, "a failing case marks its failing op, the healthy none")
+                captured = failing_line(case.source, gpucase.CAPTURED_OP)
+                self.assertEqual(captured != 0, case.graph, "a graph case marks the op it captured, no other case")
 
     def test_every_nvcc_program_builds_for_the_gpu(self):
         # As scripts/gpu-check builds them on the GPU machine (the device code for sm_90 too; nothing runs here),
@@ -248,7 +254,7 @@ class Harness(unittest.TestCase):
         body = lines[heading + 2:heading + 2 + len(self.rows)]
         self.assertEqual(sorted((text.split()[0], text.split()[1]) for text in body), sorted(self.rows))
         self.assertIn("12 rows: 12 pass, 0 fail, 0 skipped", self.printed)
-        for number in range(1, 6):
+        for number in range(1, 7):
             self.assertRegex(self.printed, rf"\n{number}\. ")
 
     def test_each_run_keeps_its_output_and_reports(self):
@@ -381,10 +387,111 @@ class Checks(unittest.TestCase):
                 if "handed_over" in verdict:
                     self.assertTrue(any("tool.cupti_handed_over is " in note for note in row.notes), row.notes)
 
+    def graph_outcome(self, change=None):
+        """A copy of the default run, its culprit made what the report of sim_case.py's graph mode says (issue 19's
+        fields): node 3, nll_loss, of the graph's five kernel nodes asserted in the replay, captured at the
+        `# CAPTURED_OP` line; then change(culprit) applied. Built by hand, so that the graph checks are shown here
+        whatever the shim writes (GraphReplay runs the case itself)."""
+        source = os.path.join(HERE, "sim_case.py")
+        captured = failing_line(source, gpucase.CAPTURED_OP)
+        report = copy.deepcopy(self.outcomes["default"].report)
+        culprit = report["culprit"]
+        add = dict(kernel="void at::native::elementwise_add_kernel<float>(float*, float const*, float const*, float, "
+                          "long)", mangled="_ZN2at6native21elementwise_add_kernelIfEEvPT_PKS2_S5_S2_l", grid=[1, 1, 1],
+                   block=[128, 1, 1], shared_mem=0)
+        busy = dict(kernel="simkernels::busy_kernel(unsigned long long)", mangled="_ZN10simkernels11busy_kernelEy",
+                    grid=[1, 1, 1], block=[1, 1, 1], shared_mem=0)
+        nll_loss = {key: culprit[key] for key in ("kernel", "mangled", "grid", "block", "shared_mem")}
+        nodes = []
+        for number, kernel in enumerate((add, busy, nll_loss, add, busy), 1):
+            nodes.append(dict(kernel, node=number, state="completed" if number < 3 else "not completed",
+                              captured_at=f"sim_case.py:{captured - 3 + number}"))
+        culprit.update(graph=True, api="cudaGraphLaunch", graph_nodes=nodes,
+                       python_stack=[dict(file=source, function="capture_graph", line=captured)],
+                       graph_node={key: nodes[2][key] for key in ("node", "state", "captured_at")} | {"nodes": 5})
+        if change:
+            change(culprit)
+        return dataclasses.replace(self.outcomes["default"], report=report)
+
+    def test_a_graph_case_wants_its_node_named_exactly_where_it_was_captured(self):
+        graph = sim_graph_case()
+        row = judge(graph, MODE["default"], self.graph_outcome(), self.outcomes["bare"])
+        self.assertEqual(row.verdict, "PASS", row.notes)
+        self.assertEqual(row.reported, "nll_loss_forward_reduce_cuda_kernel_2d (node 3 of 5)")
+        self.assertEqual(row.python_frame, f"sim_case.py:{failing_line(graph.source, gpucase.CAPTURED_OP)}")
+
+        def node(field, value, *numbers):
+            def change(culprit):
+                for number in numbers:
+                    culprit["graph_nodes"][number - 1][field] = value
+                if 3 in numbers and field in culprit["graph_node"]:
+                    culprit["graph_node"][field] = value
+            return change
+
+        def graph_node(**fields):
+            return lambda culprit: culprit["graph_node"].update(fields)
+
+        def replayed(culprit):  # the replay's frames, not the capture's
+            culprit["python_stack"] = [dict(file=graph.source, function="<module>",
+                                            line=failing_line(graph.source))]
+
+        for what, change, verdict in (
+                ("no graph_node", lambda c: c.update(graph_node=None), "FAIL: node"),
+                ("another node", graph_node(node=2), "FAIL: node"),
+                ("a node count that is not the list's", graph_node(nodes=4), "FAIL: node"),
+                ("a node before it not completed", node("state", "not completed", 2), "FAIL: node"),
+                ("a node after it completed: the breadcrumbs were not reset", node("state", "completed", 4),
+                 "FAIL: node"),
+                ("its state unknown", node("state", "unknown", 3), "FAIL: node"),
+                ("a launch configuration that is not the node's", lambda c: c.update(grid=[2, 1, 1]), "FAIL: node"),
+                ("captured elsewhere", node("captured_at", "sim_case.py:1", 3), "FAIL: captured_at"),
+                ("no capture line", node("captured_at", None, 3), "FAIL: captured_at"),
+                ("the replay's Python frames", replayed, "FAIL: python"),
+                ("likely, which the default mode allows other cases", lambda c: c.update(confidence="likely"),
+                 "FAIL: confidence"),
+                ("not launched as a graph", lambda c: c.update(api="cudaLaunchKernel"), "FAIL: graph"),
+                ("a shim before issue 19: the graph launch, no kernel named",
+                 lambda c: [c.pop(k) for k in ("graph_node", "graph_nodes")] + [c.update(kernel=None, mangled=None)],
+                 "FAIL: culprit, graph")):
+            with self.subTest(what):
+                row = judge(graph, MODE["default"], self.graph_outcome(change), self.outcomes["bare"])
+                self.assertEqual(row.verdict, verdict, row.notes)
+        # A culprit that is no graph node at all: the sim's plain nll_loss launch, its frames those of the replay line.
+        self.assertEqual(self.verdict(graph, MODE["default"], self.outcomes["default"]), "FAIL: python, graph")
+
     def test_what_did_not_run_is_skip_never_pass(self):
         self.assertEqual(self.verdict(self.case, MODE["default"], Outcome(not_run="no nvcc")), "SKIP: no nvcc")
         said = Outcome(returncode=gpucase.EXIT_SKIP, stdout="gpu-check: skip: Triton cannot be imported\n")
         self.assertEqual(self.verdict(self.case, MODE["default"], said), "SKIP: Triton cannot be imported")
+
+
+class GraphReplay(unittest.TestCase):
+    """The graph case run on the simulator in every mode: the shim's graph breadcrumbs (issue 19) name the node of
+    the replay that asserted, exactly, at its capture line. Its own meson test (gpu_check_graph): it runs the case
+    four times, apart from the others."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="gpu-check-graph-")
+        cls.case = sim_graph_case()
+        argv = [sys.executable, os.path.join(HERE, "sim_case.py"), SIM_DIR, "graph"]
+        cls.outcomes = {mode.name: run(argv, os.path.join(cls.dir, mode.name.replace("=", "_")),
+                                       environment(SHIM if mode.shim else None, mode.env), 60) for mode in MODES}
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def test_every_mode_names_the_node_that_asserted(self):
+        line = failing_line(self.case.source, gpucase.CAPTURED_OP)
+        for mode in MODES:
+            with self.subTest(mode=mode.name):
+                row = judge(self.case, mode, self.outcomes[mode.name], self.outcomes["bare"])
+                self.assertEqual(row.verdict, "PASS", row.notes)
+                if mode.shim:
+                    self.assertEqual(row.reported, "nll_loss_forward_reduce_cuda_kernel_2d (node 3 of 5)")
+                    self.assertEqual(row.confidence, "exact")
+                    self.assertEqual(row.python_frame, f"sim_case.py:{line}")
 
 
 class Pieces(unittest.TestCase):
@@ -405,6 +512,14 @@ class Pieces(unittest.TestCase):
             with self.subTest(mode=mode):
                 self.assertEqual(profiled.tool_in(MODE[mode]), tool)
                 self.assertEqual(CASES[0].tool_in(MODE[mode]), (MODE[mode].backend, None))
+
+    def test_a_graph_case_wants_exact_in_every_mode_the_others_what_the_mode_allows(self):
+        graph = next(case for case in CASES if case.graph)
+        self.assertEqual(graph.name, "graph_replay")
+        for mode in MODES:
+            with self.subTest(mode=mode.name):
+                self.assertEqual(graph.confidence_in(mode), ("exact",))
+                self.assertEqual(CASES[0].confidence_in(mode), mode.confidence)
 
     def test_short_kernel_names(self):
         for name, short in (

@@ -3,8 +3,9 @@ device-side assert" from "the case did not provoke one", "it failed otherwise", 
 crash (those two it sees by itself).
 
 A case program does its healthy set-up, then hands the failing operation to run_failing() from a line marked
-`# FAILING_OP`, which is the line the report's Python frames should name. The nvcc-built cases keep the same exit
-codes (tests/gpu/nvcc_assert.cu).
+`# FAILING_OP`, which is the line the report's Python frames should name. A graph case also marks `# CAPTURED_OP`
+the line whose op, captured into the graph, asserts at the replay: the line the report's captured_at should name. The
+nvcc-built cases keep the same exit codes (tests/gpu/nvcc_assert.cu).
 
 A case that takes a torch.profiler profile first (profiler_late.py; probe 5's profiler_probe.py too) says how many
 kernel events it held in one line, PROFILER_KERNELS and the number, or why it has no number, PROFILER_FAILED and the
@@ -22,6 +23,7 @@ EXIT_SKIP = 5          # something the case needs is not here (Triton, a usable 
 
 MARKER = "gpu-check: the failing op is next"
 FAILING_OP = "# FAILING_OP"  # marks the case file's line the report should name
+CAPTURED_OP = "# CAPTURED_OP"  # a graph case's: marks the line that captured the op asserting at the replay
 ASSERT_TEXT = "device-side assert"  # in the text of the error every framework raises for cudaErrorAssert
 PROFILER_KERNELS = "gpu-check: profiler kernels: "  # and the number of kernel events the profile held
 PROFILER_FAILED = "gpu-check: profiler failed: "    # and the error the profiler raised instead

@@ -3,8 +3,10 @@ where there is no GPU: the same exit codes and `# FAILING_OP` marker as the real
 real reports. It drives the simulator's runtime through the demo's ctypes wrapper (tests/sim/demo/train.py), which
 keeps the GIL held during each call, so the launches have Python frames.
 
-usage: sim_case.py SIM_DIR assert|profiled|healthy|differs|hang
+usage: sim_case.py SIM_DIR assert|profiled|graph|healthy|differs|hang
   assert   a healthy launch, then nll_loss with a label equal to the class count, then a synchronize
+  graph    as graph_replay.py: five kernels captured into a CUDA graph (nll_loss the third, captured at the
+           `# CAPTURED_OP` line) replayed healthy three times, then with a label equal to the class count
   profiled as assert, but between the two a stand-in profiler (as torch.profiler's Kineto) subscribes to the
            simulator's CUPTI, counts the kernel launches it is shown ("gpu-check: profiler kernels: N", as
            profiler_late.py says it) and unsubscribes; under a shim recording through CUPTI, it is handed CUPTI
@@ -20,7 +22,7 @@ import time
 import gpucase
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sim", "demo"))
-from train import Cuda  # noqa: E402
+from train import Cuda, dim3  # noqa: E402
 
 CLASSES = 4
 sim_dir, what = sys.argv[1], sys.argv[2]
@@ -39,9 +41,13 @@ if what in ("assert", "profiled"):
 cuda.to_device(labels, batch)
 
 
+NLL_LOSS_ARGS = (loss, total_weight, out, labels, None, ctypes.c_bool(True), ctypes.c_long(8), ctypes.c_long(CLASSES),
+                 ctypes.c_long(CLASSES), ctypes.c_long(-100))
+ADD_ARGS = (out, logits, grads, ctypes.c_float(0.5), ctypes.c_long(8 * CLASSES))
+
+
 def nll_loss():
-    cuda.launch("nll_loss", 1, 32, loss, total_weight, out, labels, None, ctypes.c_bool(True), ctypes.c_long(8),
-                ctypes.c_long(CLASSES), ctypes.c_long(CLASSES), ctypes.c_long(-100))
+    cuda.launch("nll_loss", 1, 32, *NLL_LOSS_ARGS)
 
 
 def synchronize():
@@ -71,7 +77,33 @@ def profile_launches(launches):
 
 
 def add():
-    cuda.launch("elementwise_add", 1, 128, out, logits, grads, ctypes.c_float(0.5), ctypes.c_long(8 * CLASSES))
+    cuda.launch("elementwise_add", 1, 128, *ADD_ARGS)
+
+
+def launch_args(kernel, grid, block, stream, *args):
+    """cudaLaunchKernel's arguments for a launch into stream. The capture calls cudaLaunchKernel itself, on the line
+    that captures: the innermost Python frame of the user's code at the capture is then that line, which the
+    report's captured_at names (Cuda.launch's own line would be innermost otherwise)."""
+    holders = [a if isinstance(a, ctypes._SimpleCData) else ctypes.c_void_p(a) for a in args]
+    argv = (ctypes.c_void_p * len(holders))(*[ctypes.addressof(h) for h in holders])
+    argv.holders = holders  # they must outlive the call: argv holds only their addresses
+    return cuda.stub(kernel), dim3(grid, 1, 1), dim3(block, 1, 1), argv, 0, stream
+
+
+def capture_graph():
+    """A graph of five kernels in a chain, captured from a stream of its own as torch.cuda.graph does (global mode);
+    returns its replay: a graph launch into that stream."""
+    rt, stream, graph, graph_exec = cuda.rt, ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+    cuda.check(rt.cudaStreamCreate(ctypes.byref(stream)))
+    cuda.check(rt.cudaStreamBeginCapture(stream, 0))  # cudaStreamCaptureModeGlobal
+    cuda.check(rt.cudaLaunchKernel(*launch_args("elementwise_add", 1, 128, stream, *ADD_ARGS)))
+    cuda.check(rt.cudaLaunchKernel(*launch_args("busy", 1, 1, stream, ctypes.c_ulonglong(100))))
+    cuda.check(rt.cudaLaunchKernel(*launch_args("nll_loss", 1, 32, stream, *NLL_LOSS_ARGS)))  # CAPTURED_OP
+    cuda.check(rt.cudaLaunchKernel(*launch_args("elementwise_add", 1, 128, stream, *ADD_ARGS)))
+    cuda.check(rt.cudaLaunchKernel(*launch_args("busy", 1, 1, stream, ctypes.c_ulonglong(100))))
+    cuda.check(rt.cudaStreamEndCapture(stream, ctypes.byref(graph)))
+    cuda.check(rt.cudaGraphInstantiate(ctypes.byref(graph_exec), graph, ctypes.c_ulonglong(0)))
+    return lambda: cuda.check(rt.cudaGraphLaunch(graph_exec, stream))
 
 
 add()
@@ -82,8 +114,16 @@ if what == "profiled":
         print(f"{gpucase.PROFILER_KERNELS}{kernels}", flush=True)
     else:
         print(f"{gpucase.PROFILER_FAILED}{kernels}", flush=True)
-if what in ("assert", "profiled"):
-    gpucase.run_failing(lambda: nll_loss(), synchronize)  # FAILING_OP
+failing = nll_loss
+if what == "graph":
+    failing = capture_graph()
+    for _ in range(3):  # each healthy replay sets every breadcrumb: the failing one must start from reset ones
+        failing()
+        synchronize()
+    batch[5] = CLASSES  # the captured nll_loss reads this buffer at the next replay
+    cuda.to_device(labels, batch)
+if what in ("assert", "profiled", "graph"):
+    gpucase.run_failing(failing, synchronize)  # FAILING_OP
 nll_loss()
 synchronize()
 value = (ctypes.c_float * 1)()
