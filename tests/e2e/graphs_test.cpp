@@ -3,7 +3,6 @@
 // it computes are as without the shim; records of destroyed graphs are freed.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -11,21 +10,13 @@
 
 namespace {
 
+using e2e::line_of;
 using e2e::Outcome;
 using e2e::run_in;
 using nlohmann::json;
 
 const std::string kShim = FIRSTASSERT_SHIM;
 const std::string kAdd = "_ZN2at6native22elementwise_add_kernelIfEEvPT_PKS2_S5_S2_l";
-
-int line_of(const std::string& path, const std::string& marker) {
-  std::ifstream in(path);
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    if (line.find(marker) != std::string::npos) return n;
-  }
-  return -1;
-}
 
 // Whether some native frame of launch is graph_job.cpp at marker's line.
 bool has_frame_at(const json& launch, const std::string& marker) {

@@ -1,5 +1,7 @@
 #include "shim_run.h"
 
+#include <fstream>
+
 #include <cstdlib>
 #include <sstream>
 
@@ -41,6 +43,15 @@ std::string without_firstassert_lines(const std::string& text) {
     out += line + "\n";
   }
   return out;
+}
+
+int line_of(const std::string& path, const std::string& marker) {
+  std::ifstream in(path);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.find(marker) != std::string::npos) return n;
+  }
+  return -1;
 }
 
 }  // namespace e2e

@@ -30,6 +30,9 @@ std::string printed_word(const std::string& out, const std::string& label);
 
 bool has_candidate(const nlohmann::json& report, const std::string& mangled);
 
+// The number of the first line of the file at path that holds marker, or -1.
+int line_of(const std::string& path, const std::string& marker);
+
 // The text without the lines firstassert itself wrote ("firstassert: ...").
 std::string without_firstassert_lines(const std::string& text);
 

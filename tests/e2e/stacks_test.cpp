@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -17,6 +16,7 @@
 
 namespace {
 
+using e2e::line_of;
 using e2e::Outcome;
 using e2e::run_in;
 using nlohmann::json;
@@ -25,15 +25,6 @@ const std::string kShim = FIRSTASSERT_SHIM;
 using e2e::kNllLoss;
 
 // The 1-based line of the source holding marker.
-int line_of(const std::string& path, const std::string& marker) {
-  std::ifstream in(path);
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    if (line.find(marker) != std::string::npos) return n;
-  }
-  return -1;
-}
-
 bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
