@@ -24,21 +24,22 @@ uint32_t GraphTable::take_slot_locked(Shape& shape) {
   if (!shape.chunks) shape.chunks = std::make_shared<Chunks>(Chunks{this, {}, kSlotsPerChunk});
   Chunks& chunks = *shape.chunks;
   if (chunks.used_in_last == kSlotsPerChunk) {
+    // A destroyed executable graph's replay may still be running (CUDA frees it when the replay completes) and
+    // write its slots: never-used runs first, then the longest freed.
     uint32_t id;
-    if (!free_chunks_.empty()) {
-      id = free_chunks_.back();
-      free_chunks_.pop_back();
-    } else if (next_chunk_ < kMaxNodes / kSlotsPerChunk) {
+    if (next_chunk_ < kMaxNodes / kSlotsPerChunk) {
       id = next_chunk_++;
+    } else if (!free_chunks_.empty()) {
+      id = free_chunks_.front();
+      free_chunks_.pop_front();
     } else {
       return kNoSlot;
     }
     chunks.ids.push_back(id);
     chunks.used_in_last = 0;
   }
-  uint32_t slot = chunks.ids.back() * kSlotsPerChunk + chunks.used_in_last++;
-  slot_host_[slot] = 0;
-  return slot;
+  // Not written here: the device may write it (see above), and every replay clears it first.
+  return chunks.ids.back() * kSlotsPerChunk + chunks.used_in_last++;
 }
 
 std::optional<GraphSlot> GraphTable::add_node(uintptr_t graph, const GraphNodeEvent& event) {

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -138,7 +139,7 @@ class GraphTable {
   std::map<uintptr_t, std::unique_ptr<Shape>> execs_;  // each its own copy: exec_index_ points into them
   ExecEntry exec_index_[kMaxExecs];
   size_t kept_nodes_ = 0;  // over graphs_ and execs_, each copy counted
-  std::vector<uint32_t> free_chunks_;
+  std::deque<uint32_t> free_chunks_;  // oldest freed first
   uint32_t next_chunk_ = 0;
   volatile uint32_t* slot_host_ = nullptr;
   uint64_t slot_device_ = 0;

@@ -43,7 +43,10 @@ void GraphBreadcrumbs::prepare() {
     disable(why);
     return;
   }
-  table_.set_slot_memory(static_cast<volatile uint32_t*>(host), device);
+  // Zeroed before the device can write it (pinned memory comes as it was left); every replay clears its own.
+  auto* slots = static_cast<volatile uint32_t*>(host);
+  for (size_t i = 0; i < GraphTable::kMaxNodes; ++i) slots[i] = 0;
+  table_.set_slot_memory(slots, device);
 }
 
 bool GraphBreadcrumbs::add_leaf(CUgraph graph, CUgraphNode node, const GraphSlot& slot) {
