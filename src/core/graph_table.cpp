@@ -122,20 +122,22 @@ void GraphTable::fill_resets(Shape& shape) const {
   }
 }
 
-void GraphTable::index_exec_locked(uintptr_t exec, const Shape* shape) {
+bool GraphTable::index_exec_locked(uintptr_t exec, const Shape* shape) {
   ExecEntry* free_entry = nullptr;
   for (ExecEntry& e : exec_index_) {
     uintptr_t seen = e.exec.load(std::memory_order_relaxed);
     if (seen == exec) {
       e.shape.store(shape, std::memory_order_release);
       if (shape == nullptr) e.exec.store(0, std::memory_order_release);
-      return;
+      return true;
     }
     if (seen == 0 && free_entry == nullptr) free_entry = &e;
   }
-  if (shape == nullptr || free_entry == nullptr) return;  // full: its replays are not cleared, their nodes unknown
+  if (shape == nullptr) return true;
+  if (free_entry == nullptr) return false;  // full: its replays are not cleared, so its nodes read unknown
   free_entry->shape.store(shape, std::memory_order_release);
   free_entry->exec.store(exec, std::memory_order_release);
+  return true;
 }
 
 void GraphTable::instantiated(uintptr_t exec, uintptr_t graph) {
@@ -145,7 +147,8 @@ void GraphTable::instantiated(uintptr_t exec, uintptr_t graph) {
   std::unique_ptr<Shape> copy = it != graphs_.end() ? copy_locked(*it->second) : nullptr;
   if (copy) fill_resets(*copy);
   // The old shape stays readable until the index no longer names it.
-  index_exec_locked(exec, copy.get());
+  bool indexed = index_exec_locked(exec, copy.get());
+  if (copy) copy->cleared = indexed;
   auto old = execs_.find(exec);
   if (old != execs_.end()) {
     drop_locked(std::move(old->second));
@@ -205,7 +208,8 @@ std::vector<LaunchRecord> GraphTable::nodes_of(uintptr_t exec) const {
   if (it == execs_.end()) return out;
   const Shape& shape = *it->second;
   std::vector<GraphNodeState> states;
-  bool trusted = slots_trusted_.load(std::memory_order_acquire);
+  // Slots say something only of replays that cleared them first, of a graph whose every kernel node is kept.
+  bool trusted = slots_trusted_.load(std::memory_order_acquire) && shape.cleared && !shape.incomplete;
   for (const Node& n : shape.nodes) {
     GraphNodeState s = GraphNodeState::unknown;
     if (trusted && n.slot != kNoSlot) s = slot_host_[n.slot] == 1 ? GraphNodeState::completed : GraphNodeState::not_completed;

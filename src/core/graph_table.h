@@ -5,7 +5,7 @@
 // handles are numbers, slots are addresses the device layer (device/graph_breadcrumbs) hands it.
 //
 // Bounded: at most kMaxNodes kernel nodes are kept over all live graphs and executable graphs (beyond, nodes are not
-// recorded and their graph reads as incomplete); a destroyed graph frees its records, an executable graph keeps a
+// recorded, and the states of their graph read unknown); a destroyed graph frees its records, an executable graph keeps a
 // copy of what it was instantiated from for as long as it lives (PyTorch destroys the graph right after instantiating).
 #pragma once
 
@@ -55,7 +55,9 @@ class GraphTable {
  public:
   static constexpr size_t kMaxNodes = 32768;
   static constexpr size_t kMaxExecs = 4096;
-  static constexpr uint32_t kSlotsPerChunk = 256;  // a graph's slots come in runs, each cleared by one memset
+  // A graph's slots come in runs, each cleared by one memset per replay: 512 runs, so as many graphs (with their
+  // clones and executable graphs) have breadcrumbs at once; a graph of n kernel nodes costs n/64 clears a replay.
+  static constexpr uint32_t kSlotsPerChunk = 64;
 
   // The slot memory, given once (kMaxNodes words); until then nodes get no slot.
   void set_slot_memory(volatile uint32_t* host, uint64_t device);
@@ -121,7 +123,8 @@ class GraphTable {
     std::vector<Node> nodes;  // kernel nodes in the order they were made
     std::shared_ptr<Chunks> chunks;
     std::vector<SlotReset> resets;  // filled when an exec is made of it
-    bool incomplete = false;        // kernel nodes were made that are not kept
+    bool incomplete = false;        // kernel nodes were made that are not kept: no state can be trusted
+    bool cleared = true;            // an executable graph's: its replays clear the slots (it is in the index)
   };
   struct ExecEntry {
     std::atomic<uintptr_t> exec{0};  // 0: free
@@ -131,16 +134,17 @@ class GraphTable {
   uint32_t take_slot_locked(Shape& shape);
   std::unique_ptr<Shape> copy_locked(const Shape& shape);  // nullptr when the copy would pass kMaxNodes
   void drop_locked(std::unique_ptr<Shape> shape);
-  void index_exec_locked(uintptr_t exec, const Shape* shape);
+  bool index_exec_locked(uintptr_t exec, const Shape* shape);  // false: the index is full
   void fill_resets(Shape& shape) const;
 
   mutable std::mutex mutex_;
+  // Declared before the maps: the shapes destroyed with the table return their runs here.
+  std::deque<uint32_t> free_chunks_;  // oldest freed first
+  uint32_t next_chunk_ = 0;
   std::map<uintptr_t, std::unique_ptr<Shape>> graphs_;
   std::map<uintptr_t, std::unique_ptr<Shape>> execs_;  // each its own copy: exec_index_ points into them
   ExecEntry exec_index_[kMaxExecs];
   size_t kept_nodes_ = 0;  // over graphs_ and execs_, each copy counted
-  std::deque<uint32_t> free_chunks_;  // oldest freed first
-  uint32_t next_chunk_ = 0;
   volatile uint32_t* slot_host_ = nullptr;
   uint64_t slot_device_ = 0;
   bool said_full_ = false;
