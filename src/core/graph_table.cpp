@@ -93,10 +93,14 @@ std::optional<GraphSlot> GraphTable::add_node(uintptr_t graph, const GraphNodeEv
   return GraphSlot{slot_host_ + slot, slot_device_ + uint64_t{slot} * sizeof(uint32_t)};
 }
 
-void GraphTable::slot_unused(uintptr_t graph) {
+void GraphTable::slot_unused(uintptr_t graph, const GraphSlot& slot) {
   std::lock_guard lock(mutex_);
   auto it = graphs_.find(graph);
-  if (it != graphs_.end() && !it->second->nodes.empty()) it->second->nodes.back().slot = kNoSlot;
+  if (it == graphs_.end() || slot_host_ == nullptr) return;
+  auto index = static_cast<uint32_t>(slot.host - slot_host_);
+  for (Node& n : it->second->nodes) {
+    if (n.slot == index) n.slot = kNoSlot;
+  }
 }
 
 std::unique_ptr<GraphTable::Shape> GraphTable::copy_locked(const Shape& shape) {

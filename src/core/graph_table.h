@@ -68,8 +68,8 @@ class GraphTable {
   // The slots can no longer be trusted (the breadcrumbs were turned off: replays are not cleared): every node's
   // state is unknown from now on.
   void distrust_slots() { slots_trusted_.store(false, std::memory_order_release); }
-  // The newest node of graph will never have its slot written (no leaf could be added): its state is unknown.
-  void slot_unused(uintptr_t graph);
+  // The node of graph given slot will never have it written (no leaf could be added): its state is unknown.
+  void slot_unused(uintptr_t graph, const GraphSlot& slot);
   // cudaGraphInstantiate* succeeded: exec runs what graph holds now.
   void instantiated(uintptr_t exec, uintptr_t graph);
   // cudaGraphExecUpdate succeeded: exec now runs graph's nodes with their parameters (and leaves).

@@ -2,15 +2,15 @@
 
 #include <cstdio>
 
+#include "core/cuda_errors.h"
 #include "core/log.h"
 #include "driver_calls.h"
 
 namespace firstassert {
 namespace {
 
-bool context_lost(CUresult r) {
-  return r == CUDA_ERROR_ASSERT || r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_FAILED;
-}
+// Any sticky error: the context is lost, nothing more is asked of it, and the slots keep what the failed replay wrote.
+bool context_lost(CUresult r) { return is_sticky_error(r); }
 
 }  // namespace
 
@@ -31,7 +31,8 @@ void GraphBreadcrumbs::prepare() {
     return;
   }
   void* host = nullptr;
-  CUresult r = calls->mem_host_alloc(&host, GraphTable::kMaxNodes * sizeof(uint32_t),
+  // kMaxNodes slots, then the discard word.
+  CUresult r = calls->mem_host_alloc(&host, (GraphTable::kMaxNodes + 1) * sizeof(uint32_t),
                                      CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE);
   CUdeviceptr device = 0;
   if (r == CUDA_SUCCESS) r = calls->mem_host_get_device_pointer(&device, host, 0);
@@ -45,7 +46,8 @@ void GraphBreadcrumbs::prepare() {
   }
   // Zeroed before the device can write it (pinned memory comes as it was left); every replay clears its own.
   auto* slots = static_cast<volatile uint32_t*>(host);
-  for (size_t i = 0; i < GraphTable::kMaxNodes; ++i) slots[i] = 0;
+  for (size_t i = 0; i <= GraphTable::kMaxNodes; ++i) slots[i] = 0;
+  discard_ = {slots + GraphTable::kMaxNodes, device + GraphTable::kMaxNodes * sizeof(uint32_t)};
   table_.set_slot_memory(slots, device);
 }
 
@@ -75,18 +77,28 @@ void GraphBreadcrumbs::captured_launch(CUstream stream, uint64_t stream_key, Gra
   cuuint64_t id = 0;
   CUgraph graph = nullptr;
   const CUgraphNode* deps = nullptr;
+  const CUgraphEdgeData* edges = nullptr;  // asked for: without it, dependencies with edge data are a lossy query
   size_t count = 0;
-  if (calls->stream_get_capture_info(stream, &status, &id, &graph, &deps, nullptr, &count) != CUDA_SUCCESS ||
+  if (calls->stream_get_capture_info(stream, &status, &id, &graph, &deps, &edges, &count) != CUDA_SUCCESS ||
       status != CU_STREAM_CAPTURE_STATUS_ACTIVE || graph == nullptr)
     return;
   // Just after the launch, the stream's one dependency is the kernel node it made.
   node.node = count == 1 ? reinterpret_cast<uintptr_t>(deps[0]) : 0;
   node.chain = (id * 0x9e3779b97f4a7c15ull) ^ stream_key;
   if (node.chain == 0) node.chain = 1;
+  if (count == 1) follow(graph, deps[0], node);
+}
+
+void GraphBreadcrumbs::follow(CUgraph graph, CUgraphNode kernel_node, const GraphNodeEvent& node) {
   auto g = reinterpret_cast<uintptr_t>(graph);
   std::optional<GraphSlot> slot = table_.add_node(g, node);
-  if (!slot) return;
-  if (!leaves() || count != 1 || !add_leaf(graph, deps[0], *slot)) table_.slot_unused(g);
+  if (!leaves() || discard_.host == nullptr) {
+    if (slot) table_.slot_unused(g, *slot);
+    return;
+  }
+  // Every kernel node gets its leaf while breadcrumbs are on, one without a slot too (it writes the discard word):
+  // two captures of the same work keep the same topology, so cudaGraphExecUpdate between them still succeeds.
+  if (!add_leaf(graph, kernel_node, slot ? *slot : discard_) && slot) table_.slot_unused(g, *slot);
 }
 
 void GraphBreadcrumbs::added_kernel_node(CUgraph graph, CUgraphNode handle, const CUgraphNode* deps,
@@ -108,10 +120,7 @@ void GraphBreadcrumbs::added_kernel_node(CUgraph graph, CUgraphNode handle, cons
   node.node = reinterpret_cast<uintptr_t>(handle);
   node.deps = reinterpret_cast<const uintptr_t*>(deps);
   node.dep_count = deps != nullptr ? dep_count : 0;
-  auto g = reinterpret_cast<uintptr_t>(graph);
-  std::optional<GraphSlot> slot = table_.add_node(g, node);
-  if (!slot) return;
-  if (!leaves() || !add_leaf(graph, handle, *slot)) table_.slot_unused(g);
+  follow(graph, handle, node);
 }
 
 void GraphBreadcrumbs::before_graph_launch(uintptr_t exec, CUstream stream) {

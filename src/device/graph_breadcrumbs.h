@@ -40,10 +40,13 @@ class GraphBreadcrumbs {
  private:
   // The leaf after node (of graph) writing 1 to slot; false when the driver refused it.
   bool add_leaf(CUgraph graph, CUgraphNode node, const GraphSlot& slot);
+  // Records a kernel node of graph and adds its leaf.
+  void follow(CUgraph graph, CUgraphNode kernel_node, const GraphNodeEvent& node);
 
   GraphTable& table_;
   std::atomic<bool> leaves_;
   std::atomic<bool> prepared_{false};
+  GraphSlot discard_;  // the word the leaves of nodes without a slot write (set by prepare)
 };
 
 }  // namespace firstassert

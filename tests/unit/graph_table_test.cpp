@@ -257,16 +257,16 @@ TEST_F(GraphTableTest, DistrustedSlotsMakeEveryNodeUnknown) {
   EXPECT_THAT(states(table->nodes_of(kOtherExec)), ElementsAre(GraphNodeState::unknown));
 }
 
-TEST_F(GraphTableTest, AnUnusedSlotMakesTheNewestNodeUnknown) {
+TEST_F(GraphTableTest, AnUnusedSlotMakesItsNodeUnknown) {
   std::vector<GraphSlot> slots = capture(kGraph, 3);
-  table->slot_unused(kGraph);  // no leaf could be added after node 3
+  table->slot_unused(kGraph, slots[2]);  // no leaf could be added after node 3
   complete(slots[0]);
   complete(slots[1]);
   complete(slots[2]);  // whatever its word says, nothing writes it
   instantiate(kExec, kGraph);
   EXPECT_THAT(states(table->nodes_of(kExec)),
               ElementsAre(GraphNodeState::completed, GraphNodeState::completed, GraphNodeState::unknown));
-  table->slot_unused(0x6affff);  // an unknown graph: nothing happens
+  table->slot_unused(0x6affff, slots[0]);  // an unknown graph: nothing happens
 }
 
 // ---- Nodes of an executable graph -------------------------------------------------------------------------------
@@ -451,8 +451,8 @@ TEST_F(GraphTableTest, OneCompletedBranchOfTheDiamondClosesOnlyItself) {
 TEST_F(GraphTableTest, AnUnknownPredecessorDoesNotClose) {
   constexpr uintptr_t a = 0x900a, b = 0x900b, c = 0x900c;
   GraphSlot sa = *add(kGraph, {.handle = a});
-  add(kGraph, {.handle = b, .deps = {a}});
-  table->slot_unused(kGraph);  // b: unknown
+  GraphSlot sb = *add(kGraph, {.handle = b, .deps = {a}});
+  table->slot_unused(kGraph, sb);  // b: unknown
   add(kGraph, {.handle = c, .deps = {b}});
   complete(sa);
   instantiate(kExec, kGraph);
