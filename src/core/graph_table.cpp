@@ -144,12 +144,15 @@ bool GraphTable::index_exec_locked(uintptr_t exec, const Shape* shape) {
   return true;
 }
 
-void GraphTable::instantiated(uintptr_t exec, uintptr_t graph) {
+void GraphTable::instantiated(uintptr_t exec, uintptr_t graph, std::optional<size_t> kernel_nodes) {
   if (exec == 0) return;
   std::lock_guard lock(mutex_);
   auto it = graphs_.find(graph);
   std::unique_ptr<Shape> copy = it != graphs_.end() ? copy_locked(*it->second) : nullptr;
-  if (copy) fill_resets(*copy);
+  if (copy) {
+    fill_resets(*copy);
+    if (kernel_nodes && *kernel_nodes != copy->nodes.size()) copy->incomplete = true;
+  }
   // The old shape stays readable until the index no longer names it.
   bool indexed = index_exec_locked(exec, copy.get());
   if (copy) copy->cleared = indexed;

@@ -70,10 +70,13 @@ class GraphTable {
   void distrust_slots() { slots_trusted_.store(false, std::memory_order_release); }
   // The node of graph given slot will never have it written (no leaf could be added): its state is unknown.
   void slot_unused(uintptr_t graph, const GraphSlot& slot);
-  // cudaGraphInstantiate* succeeded: exec runs what graph holds now.
-  void instantiated(uintptr_t exec, uintptr_t graph);
+  // cudaGraphInstantiate* succeeded: exec runs what graph holds now. kernel_nodes: how many kernel nodes the driver
+  // says graph has; when it is not the number recorded, no state of exec's nodes can be trusted.
+  void instantiated(uintptr_t exec, uintptr_t graph, std::optional<size_t> kernel_nodes = std::nullopt);
   // cudaGraphExecUpdate succeeded: exec now runs graph's nodes with their parameters (and leaves).
-  void updated(uintptr_t exec, uintptr_t graph) { instantiated(exec, graph); }
+  void updated(uintptr_t exec, uintptr_t graph, std::optional<size_t> kernel_nodes = std::nullopt) {
+    instantiated(exec, graph, kernel_nodes);
+  }
   // cudaGraphClone: the clone holds the same nodes, leaves included (they write the same slots).
   void cloned(uintptr_t clone, uintptr_t original);
   void graph_destroyed(uintptr_t graph);

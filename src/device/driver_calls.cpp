@@ -41,6 +41,8 @@ const DriverCalls* driver_calls() {
   fetch(get, "cuStreamGetCaptureInfo", calls->stream_get_capture_info);
   fetch(get, "cuGraphAddBatchMemOpNode", calls->graph_add_batch_mem_op_node);
   fetch(get, "cuGraphKernelNodeGetParams", calls->graph_kernel_node_get_params);
+  fetch(get, "cuGraphGetNodes", calls->graph_get_nodes);
+  fetch(get, "cuGraphNodeGetType", calls->graph_node_get_type);
   fetch(get, "cuMemsetD8Async", calls->memset_d8_async);
   fetch(get, "cuFuncGetName", calls->func_get_name);
   fetch(get, "cuKernelGetName", calls->kernel_get_name);

@@ -21,6 +21,8 @@ struct DriverCalls {
   CUresult (*graph_add_batch_mem_op_node)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t,
                                           const CUDA_BATCH_MEM_OP_NODE_PARAMS*) = nullptr;
   CUresult (*graph_kernel_node_get_params)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS*) = nullptr;
+  CUresult (*graph_get_nodes)(CUgraph, CUgraphNode*, size_t*) = nullptr;
+  CUresult (*graph_node_get_type)(CUgraphNode, CUgraphNodeType*) = nullptr;
   CUresult (*memset_d8_async)(CUdeviceptr, unsigned char, size_t, CUstream) = nullptr;
   CUresult (*func_get_name)(const char**, CUfunction) = nullptr;
   CUresult (*kernel_get_name)(const char**, CUkernel) = nullptr;

@@ -1,6 +1,8 @@
 #include "graph_breadcrumbs.h"
 
+#include <cstdint>
 #include <cstdio>
+#include <vector>
 
 #include "core/cuda_errors.h"
 #include "core/log.h"
@@ -121,6 +123,23 @@ void GraphBreadcrumbs::added_kernel_node(CUgraph graph, CUgraphNode handle, cons
   node.deps = reinterpret_cast<const uintptr_t*>(deps);
   node.dep_count = deps != nullptr ? dep_count : 0;
   follow(graph, handle, node);
+}
+
+std::optional<size_t> GraphBreadcrumbs::kernel_nodes_of(CUgraph graph) const {
+  const DriverCalls* calls = driver_calls();
+  if (calls == nullptr || calls->graph_get_nodes == nullptr || calls->graph_node_get_type == nullptr) return std::nullopt;
+  size_t count = 0;
+  if (calls->graph_get_nodes(graph, nullptr, &count) != CUDA_SUCCESS) return std::nullopt;
+  std::vector<CUgraphNode> nodes(count);
+  if (count > 0 && calls->graph_get_nodes(graph, nodes.data(), &count) != CUDA_SUCCESS) return std::nullopt;
+  size_t kernels = 0;
+  for (size_t i = 0; i < count && i < nodes.size(); ++i) {
+    CUgraphNodeType type;
+    if (calls->graph_node_get_type(nodes[i], &type) != CUDA_SUCCESS) return std::nullopt;
+    if (type == CU_GRAPH_NODE_TYPE_GRAPH || type == CU_GRAPH_NODE_TYPE_CONDITIONAL) return SIZE_MAX;
+    if (type == CU_GRAPH_NODE_TYPE_KERNEL) ++kernels;
+  }
+  return kernels;
 }
 
 void GraphBreadcrumbs::before_graph_launch(uintptr_t exec, CUstream stream) {

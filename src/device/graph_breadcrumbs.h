@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 
 #include "core/graph_table.h"
 
@@ -30,6 +31,11 @@ class GraphBreadcrumbs {
   // kernel_name: how to name a kernel of CUfunction / CUkernel handle; node carries the stacks.
   void added_kernel_node(CUgraph graph, CUgraphNode handle, const CUgraphNode* deps, size_t dep_count,
                          GraphNodeEvent node, const char* (*intern)(const char*));
+  // The kernel nodes graph holds, as the driver lists them (SIZE_MAX when it holds child graphs or conditional
+  // nodes, whose kernels firstassert does not see); nullopt when it cannot be asked. Compared with the nodes
+  // recorded, at instantiation: a kernel firstassert never saw (captured from a stream that joined the capture
+  // through an event, or added by cudaGraphAddNode) may be the one that fails.
+  std::optional<size_t> kernel_nodes_of(CUgraph graph) const;
   // Before exec is launched on stream: its slots are cleared in the stream's order.
   void before_graph_launch(uintptr_t exec, CUstream stream);
 

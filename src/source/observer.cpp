@@ -126,9 +126,15 @@ void after_graph_call(const GraphCall& call) {
   if (table == nullptr) return;
   switch (call.kind) {
     case GraphCallKind::instantiate:
-    case GraphCallKind::update:
-      table->instantiated(call.exec, call.graph);
+    case GraphCallKind::update: {
+      std::optional<size_t> kernels;
+      {
+        OurCall guard;
+        kernels = recording.graphs->kernel_nodes_of(reinterpret_cast<CUgraph>(call.graph));
+      }
+      table->instantiated(call.exec, call.graph, kernels);
       break;
+    }
     case GraphCallKind::clone:
       table->cloned(call.clone, call.graph);
       break;

@@ -743,6 +743,20 @@ TEST_F(GraphTableTest, AGraphMissingNodesReadsUnknown) {
   EXPECT_TRUE(nodes[0].graph_open);
 }
 
+// The driver lists a kernel node firstassert never recorded (a stream that joined the capture through an event,
+// cudaGraphAddNode): that node may be the one that failed, so no state is trusted; the same count trusts them.
+TEST_F(GraphTableTest, AKernelNodeTheTableNeverSawMakesTheExecUnknown) {
+  std::vector<GraphSlot> slots = capture(kGraph, 2);
+  complete(slots[0]);
+  instantiate(kExec, kGraph);
+  execs.insert(kOtherExec);
+  table->instantiated(kOtherExec, kGraph, 3);
+  EXPECT_THAT(states(table->nodes_of(kOtherExec)), ElementsAre(GraphNodeState::unknown, GraphNodeState::unknown));
+  table->updated(kOtherExec, kGraph, 2);
+  EXPECT_THAT(states(table->nodes_of(kOtherExec)),
+              ElementsAre(GraphNodeState::completed, GraphNodeState::not_completed));
+}
+
 // An executable graph beyond the index is never cleared before its replays: its slots may hold another replay's.
 TEST_F(GraphTableTest, AnExecBeyondTheIndexReadsUnknown) {
   std::optional<GraphSlot> slot = add(kGraph, {});
