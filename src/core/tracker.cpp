@@ -186,10 +186,12 @@ void Tracker::record_call(const ApiCall& call) {
     }
   }
   if (graph_probe_ && !graph_launches.empty()) {
-    std::map<uint64_t, std::vector<LaunchRecord>> nodes;
+    // Once per executable graph: its slots hold its latest replay's, whichever of its launches is pending.
+    std::map<uintptr_t, std::vector<LaunchRecord>> nodes;
     for (const auto& [seq, exec] : graph_launches) {
+      if (nodes.count(exec) != 0) continue;
       std::vector<LaunchRecord> of_exec = graph_probe_(exec);
-      if (!of_exec.empty()) nodes.emplace(seq, std::move(of_exec));
+      if (!of_exec.empty()) nodes.emplace(exec, std::move(of_exec));
     }
     std::lock_guard lock(mutex_);
     graph_nodes_ = std::move(nodes);
@@ -262,8 +264,8 @@ std::string graph_reason(const LaunchRecord& node, const std::vector<LaunchRecor
 }  // namespace
 
 std::vector<LaunchRecord> Tracker::replayed_nodes(const LaunchRecord& launch) const {
-  auto it = graph_nodes_.find(launch.seq);
-  if (it == graph_nodes_.end()) return {};
+  auto it = graph_nodes_.find(launch.graph_exec);
+  if (launch.graph_exec == 0 || it == graph_nodes_.end()) return {};
   std::vector<LaunchRecord> nodes = it->second;
   for (LaunchRecord& n : nodes) {
     // The replay's: when, where and through which call it ran. The node's own: kernel, configuration, stacks.
@@ -291,10 +293,11 @@ void Tracker::expand_graph_candidates(Findings& f) const {
       continue;
     }
     // Newest first, as the candidates are: the nodes not known to have completed, the last made first.
-    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    for (auto it = nodes.rbegin(); it != nodes.rend() && candidates.size() < kMaxCandidates; ++it) {
       if (it->graph_state != GraphNodeState::completed) candidates.push_back(*it);
     }
   }
+  if (candidates.size() > kMaxCandidates) candidates.resize(kMaxCandidates);
   f.candidates = std::move(candidates);
   if (f.culprit && f.culprit->graph_node != 0) f.culprit_graph = replayed_nodes(*f.culprit);
 }

@@ -184,9 +184,9 @@ class Tracker {
   std::vector<StreamMark> context_marks_;  // whole contexts (device syncs), keyed by context
   PrimaryError primary_;
   std::vector<LaunchRecord> candidates_;
-  // The kernel nodes of the graph launches among the candidates, read when the primary error was seen (the slots
-  // are final then, and the executable graph may be destroyed later), keyed by the launch's seq.
-  std::map<uint64_t, std::vector<LaunchRecord>> graph_nodes_;
+  // The kernel nodes of the executable graphs launched among the candidates, read when the primary error was seen
+  // (the slots are final then, and the executable graph may be destroyed later), keyed by the executable graph.
+  std::map<uintptr_t, std::vector<LaunchRecord>> graph_nodes_;
   uint64_t secondary_count_ = 0;
   std::vector<ErrorSite> secondary_;
   std::vector<ErrorSite> other_errors_;

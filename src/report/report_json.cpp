@@ -78,11 +78,19 @@ json graph_node(const LaunchRecord& r) {
           {"captured_at", origin_or_null(r)}};
 }
 
-// The culprit's graph: every kernel node, in the order they were made.
-json graph_node_list(const std::vector<LaunchRecord>& nodes) {
+// The culprit's graph: its kernel nodes in the order they were made, at most kListedNodes of them around the
+// culprit (a compiled model's graph holds thousands; each listed node is symbolized).
+constexpr size_t kListedNodes = 512;
+json graph_node_list(const std::vector<LaunchRecord>& nodes, uint32_t culprit_node) {
   if (nodes.empty()) return nullptr;
+  size_t first = 0;
+  if (nodes.size() > kListedNodes)
+    first = std::min<size_t>(culprit_node > kListedNodes / 2 ? culprit_node - kListedNodes / 2 : 0,
+                             nodes.size() - kListedNodes);
+  size_t end = std::min(nodes.size(), first + kListedNodes);
   json list = json::array();
-  for (const LaunchRecord& n : nodes) {
+  for (size_t i = first; i < end; ++i) {
+    const LaunchRecord& n = nodes[i];
     json node = {{"node", n.graph_node}};
     node["kernel"] = n.kernel != nullptr ? json(demangle(n.kernel)) : json(nullptr);
     node["mangled"] = n.kernel != nullptr ? json(n.kernel) : json(nullptr);
@@ -218,7 +226,7 @@ std::string report_json(const ReportInput& in) {
     std::string kernel = f.culprit->kernel ? demangle(f.culprit->kernel) : std::string();
     std::optional<Hint> hint = hint_for_launch(f.culprit_message ? &*f.culprit_message : nullptr, kernel, code);
     culprit["hint"] = hint ? json{{"id", hint->id}, {"title", hint->title}, {"text", hint->text}} : json(nullptr);
-    culprit["graph_nodes"] = graph_node_list(f.culprit_graph);
+    culprit["graph_nodes"] = graph_node_list(f.culprit_graph, f.culprit->graph_node);
     r["culprit"] = culprit;
   } else {
     r["culprit"] = nullptr;
