@@ -122,7 +122,13 @@ void GraphTable::fill_resets(Shape& shape) const {
     uint32_t used = i + 1 == chunks.ids.size() ? chunks.used_in_last : kSlotsPerChunk;
     if (used == 0) continue;
     uint64_t first = uint64_t{chunks.ids[i]} * kSlotsPerChunk;
-    shape.resets.push_back({slot_device_ + first * sizeof(uint32_t), used * static_cast<uint32_t>(sizeof(uint32_t))});
+    SlotReset run{slot_device_ + first * sizeof(uint32_t), used * static_cast<uint32_t>(sizeof(uint32_t))};
+    // Runs that follow each other in memory are cleared by one memset.
+    if (!shape.resets.empty() && shape.resets.back().device + shape.resets.back().bytes == run.device) {
+      shape.resets.back().bytes += run.bytes;
+    } else {
+      shape.resets.push_back(run);
+    }
   }
 }
 
@@ -141,6 +147,8 @@ bool GraphTable::index_exec_locked(uintptr_t exec, const Shape* shape) {
   if (free_entry == nullptr) return false;  // full: its replays are not cleared, so its nodes read unknown
   free_entry->shape.store(shape, std::memory_order_release);
   free_entry->exec.store(exec, std::memory_order_release);
+  auto used = static_cast<size_t>(free_entry - exec_index_) + 1;
+  if (used > exec_used_.load(std::memory_order_relaxed)) exec_used_.store(used, std::memory_order_release);
   return true;
 }
 
@@ -198,7 +206,10 @@ void GraphTable::exec_destroyed(uintptr_t exec) {
 
 GraphTable::Resets GraphTable::resets_for(uintptr_t exec) const {
   if (exec == 0) return {};
-  for (const ExecEntry& e : exec_index_) {
+  // Only as far as entries were ever used: a launch of a graph without recorded nodes scans no further.
+  size_t used = exec_used_.load(std::memory_order_acquire);
+  for (size_t i = 0; i < used; ++i) {
+    const ExecEntry& e = exec_index_[i];
     uintptr_t seen = e.exec.load(std::memory_order_acquire);
     if (seen != exec) continue;
     const Shape* shape = e.shape.load(std::memory_order_acquire);

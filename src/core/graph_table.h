@@ -147,6 +147,7 @@ class GraphTable {
   std::map<uintptr_t, std::unique_ptr<Shape>> graphs_;
   std::map<uintptr_t, std::unique_ptr<Shape>> execs_;  // each its own copy: exec_index_ points into them
   ExecEntry exec_index_[kMaxExecs];
+  std::atomic<size_t> exec_used_{0};  // entries below this were ever used (written under mutex_)
   size_t kept_nodes_ = 0;  // over graphs_ and execs_, each copy counted
   volatile uint32_t* slot_host_ = nullptr;
   uint64_t slot_device_ = 0;

@@ -59,10 +59,13 @@ bool GraphBreadcrumbs::add_leaf(CUgraph graph, CUgraphNode node, const GraphSlot
   op.writeValue.address = slot.device;
   op.writeValue.value = 1;
   CUDA_BATCH_MEM_OP_NODE_PARAMS params{};
+  const DriverCalls* calls = driver_calls();
+  // The context the operation runs in: the calling thread's, the one the kernel node was made in.
+  if (calls->ctx_get_current != nullptr) calls->ctx_get_current(&params.ctx);
   params.count = 1;
   params.paramArray = &op;
   CUgraphNode leaf = nullptr;
-  CUresult r = driver_calls()->graph_add_batch_mem_op_node(&leaf, graph, &node, 1, &params);
+  CUresult r = calls->graph_add_batch_mem_op_node(&leaf, graph, &node, 1, &params);
   if (r == CUDA_SUCCESS) return true;
   if (!context_lost(r)) {
     char why[120];

@@ -609,22 +609,31 @@ TEST_F(GraphTableTest, AFullChunkIsOneReset) {
   EXPECT_EQ(r[0].bytes, GraphTable::kSlotsPerChunk * kWordBytes);
 }
 
-TEST_F(GraphTableTest, MoreNodesThanAChunkHoldsAreSeveralResets) {
+TEST_F(GraphTableTest, RunsThatFollowEachOtherAreOneResetOthersTheirOwn) {
   constexpr size_t kNodes = GraphTable::kSlotsPerChunk + 44;
   capture(kOtherGraph, 3, 0xc4a2);  // another graph's run first: the second graph's slots do not start at 0
   std::vector<GraphSlot> slots = capture(kGraph, kNodes);
   ASSERT_EQ(slots.size(), kNodes);
   instantiate(kExec, kGraph);
   std::vector<SlotReset> r = resets(*table, kExec);
-  ASSERT_EQ(r.size(), 2u);
+  ASSERT_EQ(r.size(), 1u) << "two runs side by side: one memset";
   EXPECT_EQ(r[0].device, slots[0].device);
-  EXPECT_EQ(r[0].bytes, GraphTable::kSlotsPerChunk * kWordBytes);
-  EXPECT_EQ(r[1].device, slots[GraphTable::kSlotsPerChunk].device);
-  EXPECT_EQ(r[1].bytes, 44 * kWordBytes);
-  // Every slot of the graph lies in exactly one reset, and the resets hold nothing else.
+  EXPECT_EQ(r[0].bytes, kNodes * kWordBytes);
+  // A run of a third graph between two of this one's: two memsets.
+  constexpr uintptr_t kThird = 0x6a0009;
+  capture(kThird, 1, 0xc4a3);
+  std::vector<GraphSlot> more = capture(kGraph, GraphTable::kSlotsPerChunk - 44 + 1);
+  slots.insert(slots.end(), more.begin(), more.end());
+  instantiate(kOtherExec, kGraph);
+  r = resets(*table, kOtherExec);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].bytes, 2 * GraphTable::kSlotsPerChunk * kWordBytes);
+  EXPECT_EQ(r[1].device, slots.back().device);
+  EXPECT_EQ(r[1].bytes, kWordBytes);
+// Every slot of the graph lies in exactly one reset, and the resets hold nothing else.
   uint64_t total = 0;
   for (const SlotReset& one : r) total += one.bytes;
-  EXPECT_EQ(total, kNodes * kWordBytes);
+  EXPECT_EQ(total, slots.size() * kWordBytes);
   for (const GraphSlot& s : slots) {
     int covering = 0;
     for (const SlotReset& one : r) covering += s.device >= one.device && s.device < one.device + one.bytes;
