@@ -169,7 +169,7 @@ void Tracker::record_call(const ApiCall& call) {
     if (on_secondary_) on_secondary_(count);
     return;
   }
-  std::vector<std::pair<uint64_t, uintptr_t>> graph_launches;  // (seq, executable graph) among the candidates
+  std::vector<uintptr_t> graph_execs;  // the executable graphs launched among the candidates
   {
     std::lock_guard lock(mutex_);
     primary_.domain = call.domain;
@@ -182,13 +182,13 @@ void Tracker::record_call(const ApiCall& call) {
     primary_.launches_before = ring_.total();
     candidates_ = candidates_locked(call.context);
     for (const LaunchRecord& r : candidates_) {
-      if (r.graph && r.graph_exec != 0) graph_launches.emplace_back(r.seq, r.graph_exec);
+      if (r.graph && r.graph_exec != 0) graph_execs.push_back(r.graph_exec);
     }
   }
-  if (graph_probe_ && !graph_launches.empty()) {
+  if (graph_probe_ && !graph_execs.empty()) {
     // Once per executable graph: its slots hold its latest replay's, whichever of its launches is pending.
     std::map<uintptr_t, std::vector<LaunchRecord>> nodes;
-    for (const auto& [seq, exec] : graph_launches) {
+    for (uintptr_t exec : graph_execs) {
       if (nodes.count(exec) != 0) continue;
       std::vector<LaunchRecord> of_exec = graph_probe_(exec);
       if (!of_exec.empty()) nodes.emplace(exec, std::move(of_exec));

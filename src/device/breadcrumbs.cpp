@@ -38,10 +38,8 @@ Breadcrumbs::Slot* Breadcrumbs::slot_for(uint64_t stream_key) {
   }
   if (page_ == nullptr || page_used_ == kSlotsPerPage) {
     void* page = nullptr;
-    CUresult r = calls->mem_host_alloc(&page, kSlotsPerPage * sizeof(uint64_t),
-                                       CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE);
     CUdeviceptr device = 0;
-    if (r == CUDA_SUCCESS) r = calls->mem_host_get_device_pointer(&device, page, 0);
+    CUresult r = map_host_memory(*calls, kSlotsPerPage * sizeof(uint64_t), &page, &device);
     if (r == CUDA_ERROR_ASSERT || r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_FAILED) {
       return nullptr;  // the context is already lost: nothing more to follow, nothing to say
     }

@@ -50,4 +50,10 @@ const DriverCalls* driver_calls() {
   return calls;
 }
 
+CUresult map_host_memory(const DriverCalls& calls, size_t bytes, void** host, CUdeviceptr* device) {
+  CUresult r = calls.mem_host_alloc(host, bytes, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE);
+  if (r == CUDA_SUCCESS) r = calls.mem_host_get_device_pointer(device, *host, 0);
+  return r;
+}
+
 }  // namespace firstassert

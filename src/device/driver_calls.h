@@ -31,4 +31,8 @@ struct DriverCalls {
 // The entry points found (each may be null); nullptr while the driver is not loaded yet.
 const DriverCalls* driver_calls();
 
+// Pinned host memory the device writes and the host reads after a fault (cuMemHostAlloc, device-mapped and
+// portable, and its device address). The caller checks that calls has both entry points.
+CUresult map_host_memory(const DriverCalls& calls, size_t bytes, void** host, CUdeviceptr* device);
+
 }  // namespace firstassert

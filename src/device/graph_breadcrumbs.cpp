@@ -9,16 +9,19 @@
 #include "driver_calls.h"
 
 namespace firstassert {
-namespace {
-
-// Any sticky error: the context is lost, nothing more is asked of it, and the slots keep what the failed replay wrote.
-bool context_lost(CUresult r) { return is_sticky_error(r); }
-
-}  // namespace
 
 void GraphBreadcrumbs::disable(const char* why) {
   table_.distrust_slots();
   if (leaves_.exchange(false)) say("CUDA graph breadcrumbs are off: %s", why);
+}
+
+void GraphBreadcrumbs::refused(const char* what, CUresult r) {
+  // After any sticky error the context is lost: nothing more is asked of it, and the slots keep what the failed
+  // replay wrote.
+  if (is_sticky_error(r)) return;
+  char why[160];
+  std::snprintf(why, sizeof why, "%s failed (%d)", what, static_cast<int>(r));
+  disable(why);
 }
 
 void GraphBreadcrumbs::prepare() {
@@ -33,17 +36,11 @@ void GraphBreadcrumbs::prepare() {
     return;
   }
   void* host = nullptr;
-  // kMaxNodes slots, then the discard word.
-  CUresult r = calls->mem_host_alloc(&host, (GraphTable::kMaxNodes + 1) * sizeof(uint32_t),
-                                     CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE);
   CUdeviceptr device = 0;
-  if (r == CUDA_SUCCESS) r = calls->mem_host_get_device_pointer(&device, host, 0);
+  // kMaxNodes slots, then the discard word.
+  CUresult r = map_host_memory(*calls, (GraphTable::kMaxNodes + 1) * sizeof(uint32_t), &host, &device);
   if (r != CUDA_SUCCESS) {
-    if (context_lost(r)) return;  // nothing more to follow, nothing to say
-    char why[160];
-    std::snprintf(why, sizeof why, "no host-mapped memory for them (cuMemHostAlloc/cuMemHostGetDevicePointer: %d)",
-                  static_cast<int>(r));
-    disable(why);
+    refused("allocating host-mapped memory for them (cuMemHostAlloc/cuMemHostGetDevicePointer)", r);
     return;
   }
   // Zeroed before the device can write it (pinned memory comes as it was left); every replay clears its own.
@@ -67,11 +64,7 @@ bool GraphBreadcrumbs::add_leaf(CUgraph graph, CUgraphNode node, const GraphSlot
   CUgraphNode leaf = nullptr;
   CUresult r = calls->graph_add_batch_mem_op_node(&leaf, graph, &node, 1, &params);
   if (r == CUDA_SUCCESS) return true;
-  if (!context_lost(r)) {
-    char why[120];
-    std::snprintf(why, sizeof why, "cuGraphAddBatchMemOpNode failed (%d)", static_cast<int>(r));
-    disable(why);
-  }
+  refused("cuGraphAddBatchMemOpNode", r);
   return false;
 }
 
@@ -153,12 +146,7 @@ void GraphBreadcrumbs::before_graph_launch(uintptr_t exec, CUstream stream) {
   for (const SlotReset* r = resets.begin; r != resets.end; ++r) {
     CUresult result = calls->memset_d8_async(r->device, 0, r->bytes, stream);
     if (result != CUDA_SUCCESS) {
-      if (!context_lost(result)) {
-        char why[120];
-        std::snprintf(why, sizeof why, "cuMemsetD8Async failed (%d) clearing them before a replay",
-                      static_cast<int>(result));
-        disable(why);
-      }
+      refused("cuMemsetD8Async, clearing them before a replay,", result);
       return;
     }
   }

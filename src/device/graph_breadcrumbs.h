@@ -42,6 +42,8 @@ class GraphBreadcrumbs {
   GraphTable& table() { return table_; }
   bool leaves() const { return leaves_.load(std::memory_order_relaxed); }
   void disable(const char* why);
+  // A driver call of ours (what) returned r: unless the context is lost, graph breadcrumbs go off with one line.
+  void refused(const char* what, CUresult r);
 
  private:
   // The leaf after node (of graph) writing 1 to slot; false when the driver refused it.
