@@ -18,6 +18,7 @@
 #include "core/clock.h"
 #include "core/device_messages.h"
 #include "core/tracker.h"
+#include "tracker_feed.h"
 
 namespace firstassert {
 namespace {
@@ -57,28 +58,11 @@ class Culprit : public ::testing::Test {
 
   // Launches accepted by the API, as the event source reports them.
   uint64_t launch(const char* kernel, uintptr_t stream = 0) {
-    LaunchEvent e;
-    e.kernel = kernel;
-    e.stream = stream;
-    e.grid = {4, 1, 1};
-    e.block = {128, 1, 1};
-    e.device = 0;
-    uint64_t seq = t.record_launch(e);
-    ApiCall ok;
-    ok.api = "cudaLaunchKernel";
-    ok.kind = CallKind::launch;
-    ok.stream = stream;
-    t.record_call(ok);
-    return seq;
+    return test::accepted(t, test::kernel_launch(kernel, stream), "cudaLaunchKernel");
   }
 
   void call(const char* api, int code, CallKind kind = CallKind::other, uintptr_t stream = 0) {
-    ApiCall c;
-    c.api = api;
-    c.code = code;
-    c.kind = kind;
-    c.stream = stream;
-    t.record_call(c);
+    t.record_call(test::call_of(api, code, kind, stream));
   }
 
   void fault() { call("cudaDeviceSynchronize", 710, CallKind::sync_device); }

@@ -15,6 +15,7 @@
 #include "core/device_messages.h"
 #include "core/graph_table.h"
 #include "core/tracker.h"
+#include "tracker_feed.h"
 
 namespace firstassert {
 namespace {
@@ -96,38 +97,15 @@ class TrackerGraph : public ::testing::Test {
     e.graph_exec = exec;
     e.stream = stream;
     e.device = 0;
-    uint64_t seq = t.record_launch(e);
-    ApiCall ok;
-    ok.api = "cudaGraphLaunch";
-    ok.kind = CallKind::launch;
-    ok.stream = stream;
-    t.record_call(ok);
-    return seq;
+    return test::accepted(t, e, "cudaGraphLaunch");
   }
 
   uint64_t launch(const char* kernel, uintptr_t stream) {
-    LaunchEvent e;
-    e.kernel = kernel;
-    e.stream = stream;
-    e.grid = {4, 1, 1};
-    e.block = {128, 1, 1};
-    e.device = 0;
-    uint64_t seq = t.record_launch(e);
-    ApiCall ok;
-    ok.api = "cudaLaunchKernel";
-    ok.kind = CallKind::launch;
-    ok.stream = stream;
-    t.record_call(ok);
-    return seq;
+    return test::accepted(t, test::kernel_launch(kernel, stream), "cudaLaunchKernel");
   }
 
   void call(const char* api, int code, CallKind kind, uintptr_t stream = 0) {
-    ApiCall c;
-    c.api = api;
-    c.code = code;
-    c.kind = kind;
-    c.stream = stream;
-    t.record_call(c);
+    t.record_call(test::call_of(api, code, kind, stream));
   }
 
   // CUDA_ERROR_ASSERT from the driver: the primary error.

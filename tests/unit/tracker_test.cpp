@@ -2,6 +2,7 @@
 // launches not proven complete when it was seen. Each test plays a sequence of launches and call results, as the
 // event sources would, and checks the findings.
 #include "core/tracker.h"
+#include "tracker_feed.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -33,31 +34,15 @@ struct Launch {
 };
 
 uint64_t launch(Tracker& t, Launch l = {}) {
-  LaunchEvent e;
-  e.kernel = l.kernel;
-  e.stream = l.stream;
+  LaunchEvent e = test::kernel_launch(l.kernel, l.stream);
   e.context = l.context;
   e.per_thread_default_stream = l.ptds;
   e.grid = {4, 2, 1};
-  e.block = {128, 1, 1};
-  e.device = 0;
-  uint64_t seq = t.record_launch(e);
-  ApiCall ok;
-  ok.api = "cudaLaunchKernel";
-  ok.kind = CallKind::launch;
-  ok.stream = l.stream;
-  ok.context = l.context;
-  t.record_call(ok);
-  return seq;
+  return test::accepted(t, e, "cudaLaunchKernel");
 }
 
 ApiCall call(const char* api, int code, CallKind kind = CallKind::other, uintptr_t stream = 0) {
-  ApiCall c;
-  c.api = api;
-  c.code = code;
-  c.kind = kind;
-  c.stream = stream;
-  return c;
+  return test::call_of(api, code, kind, stream);
 }
 
 void device_sync(Tracker& t, int code = 0) { t.record_call(call("cudaDeviceSynchronize", code, CallKind::sync_device)); }

@@ -1,0 +1,43 @@
+// How an event source feeds a Tracker, for the tests that drive one: a launch the API accepted (its record, then
+// its call's success) and a call's result.
+#pragma once
+
+#include <cstdint>
+
+#include "core/tracker.h"
+
+namespace firstassert::test {
+
+// kernel launched on stream <<<(4,1,1), (128,1,1)>>> on device 0.
+inline LaunchEvent kernel_launch(const char* kernel, uintptr_t stream) {
+  LaunchEvent e;
+  e.kernel = kernel;
+  e.stream = stream;
+  e.grid = {4, 1, 1};
+  e.block = {128, 1, 1};
+  e.device = 0;
+  return e;
+}
+
+// The launch recorded, then its call (api) seen returning success; returns the launch's seq.
+inline uint64_t accepted(Tracker& t, const LaunchEvent& e, const char* api) {
+  uint64_t seq = t.record_launch(e);
+  ApiCall ok;
+  ok.api = api;
+  ok.kind = CallKind::launch;
+  ok.stream = e.stream;
+  ok.context = e.context;
+  t.record_call(ok);
+  return seq;
+}
+
+inline ApiCall call_of(const char* api, int code, CallKind kind, uintptr_t stream) {
+  ApiCall c;
+  c.api = api;
+  c.code = code;
+  c.kind = kind;
+  c.stream = stream;
+  return c;
+}
+
+}  // namespace firstassert::test
