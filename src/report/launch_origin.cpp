@@ -19,17 +19,20 @@ bool user_python_file(const char* file) {
   return true;
 }
 
+// The innermost Python frame of the user's code, else the innermost frame; nullptr without Python frames.
+const PythonFrame* origin_frame(const LaunchRecord& r) {
+  if (r.python_depth == 0) return nullptr;
+  for (unsigned i = 0; i < r.python_depth; ++i) {
+    if (user_python_file(r.python[i].file)) return &r.python[i];
+  }
+  return &r.python[0];
+}
+
 }  // namespace
 
 std::string python_origin(const LaunchRecord& r) {
-  if (r.python_depth == 0) return {};
-  const PythonFrame* chosen = &r.python[0];
-  for (unsigned i = 0; i < r.python_depth; ++i) {
-    if (user_python_file(r.python[i].file)) {
-      chosen = &r.python[i];
-      break;
-    }
-  }
+  const PythonFrame* chosen = origin_frame(r);
+  if (chosen == nullptr) return {};
   return std::string(chosen->file ? chosen->file : "?") + ":" + std::to_string(chosen->line) + " in " +
          (chosen->function ? chosen->function : "?");
 }
@@ -52,16 +55,10 @@ std::string native_origin(const LaunchRecord& r, size_t frames) {
 }
 
 std::string short_origin(const LaunchRecord& r) {
-  for (unsigned i = 0; i < r.python_depth; ++i) {
-    if (!user_python_file(r.python[i].file)) continue;
-    std::string file = r.python[i].file;
-    return file.substr(file.rfind('/') + 1) + ":" + std::to_string(r.python[i].line);
-  }
-  if (r.python_depth > 0 && r.python[0].file != nullptr) {
-    std::string file = r.python[0].file;
-    return file.substr(file.rfind('/') + 1) + ":" + std::to_string(r.python[0].line);
-  }
-  return native_origin(r, 1);
+  const PythonFrame* chosen = origin_frame(r);
+  if (chosen == nullptr || chosen->file == nullptr) return native_origin(r, 1);
+  std::string file = chosen->file;
+  return file.substr(file.rfind('/') + 1) + ":" + std::to_string(chosen->line);
 }
 
 }  // namespace firstassert
