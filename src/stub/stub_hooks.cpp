@@ -138,11 +138,22 @@ namespace fas = firstassert::stub;
   std::atomic<void*> recorder_##name{nullptr};                                                                    \
   }                                                                                                           \
   }                                                                                                           \
-  extern "C" __attribute__((visibility("hidden"))) Ret firstassert_hook_##name decl {                         \
+  extern "C" __attribute__((visibility("hidden"))) Ret firstassert_hook_##name decl;                           \
+  /* The first call (and a CUDA without the entry point): resolve, then go on. Apart, so that the fast path */ \
+  /* below spills nothing: two loads and a jump. */                                                           \
+  extern "C" __attribute__((visibility("hidden"), noinline)) Ret firstassert_first_##name decl {              \
     using Fn = Ret(*) decl;                                                                                   \
     auto fn = reinterpret_cast<Fn>(                                                                           \
         fas::resolve(fas::real_##name, #name, reinterpret_cast<const void*>(&firstassert_hook_##name)));      \
     if (fn == nullptr) return fas::missing<Ret>(#name);                                                       \
+    auto recorder = reinterpret_cast<Fn>(fas::recorder_##name.load(std::memory_order_acquire));               \
+    if (recorder != nullptr) FIRSTASSERT_TAIL return recorder args;                                           \
+    FIRSTASSERT_TAIL return fn args;                                                                          \
+  }                                                                                                           \
+  extern "C" __attribute__((visibility("hidden"))) Ret firstassert_hook_##name decl {                         \
+    using Fn = Ret(*) decl;                                                                                   \
+    auto fn = reinterpret_cast<Fn>(fas::real_##name.fn.load(std::memory_order_acquire));                      \
+    if (fn == nullptr) FIRSTASSERT_TAIL return firstassert_first_##name args;                                 \
     auto recorder = reinterpret_cast<Fn>(fas::recorder_##name.load(std::memory_order_acquire));               \
     if (recorder != nullptr) FIRSTASSERT_TAIL return recorder args;                                           \
     FIRSTASSERT_TAIL return fn args;                                                                          \
