@@ -69,19 +69,29 @@ struct CallCloser {
   }
 };
 
+// A driver call made inside a runtime call CUPTI recorded the start of: its implementation, left to the runtime
+// call. Asked first: every runtime call makes one or more of them.
+bool nested_driver_call(CUpti_CallbackDomain domain) {
+  return domain == CUPTI_CB_DOMAIN_DRIVER_API && nesting.calls.inside() &&
+         nesting.subscription == source::cupti_subscription_now();
+}
+
+source::CallSite site_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& cb) {
+  return {domain, cbid, cb.functionParams, cb.functionName};
+}
+
 // CUPTI's view of a call, handed to the shared observer: runtime calls at their outermost level, driver calls only
 // when made directly (not as the implementation of a runtime call).
 void on_api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   const auto& cb = *static_cast<const CUpti_CallbackData*>(data);
-  source::CallSite site{domain, cbid, cb.functionParams, cb.functionName};
   bool enter = cb.callbackSite == CUPTI_API_ENTER;
   source::RuntimeNesting& calls = runtime_calls();
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     if (enter) {
       if (calls.entered() && !draining.load(std::memory_order_relaxed)) {
         call_opened();
-        if (cb.correlationData != nullptr) *cb.correlationData = source::call_entered(site);
+        if (cb.correlationData != nullptr) *cb.correlationData = source::call_entered(site_of(domain, cbid, cb));
       }
       return;
     }
@@ -91,7 +101,7 @@ void on_api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void*
     if (enter) {
       if (draining.load(std::memory_order_relaxed)) return;
       call_opened();
-      if (cb.correlationData != nullptr) *cb.correlationData = source::call_entered(site);
+      if (cb.correlationData != nullptr) *cb.correlationData = source::call_entered(site_of(domain, cbid, cb));
       return;
     }
   }
@@ -99,19 +109,25 @@ void on_api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void*
   if (draining.load(std::memory_order_relaxed) && !source::inside_cupti_call()) return;
   CallCloser closer;
   if (cb.functionReturnValue == nullptr) return;
-  source::call_exited(site, *static_cast<const int*>(cb.functionReturnValue), cb.symbolName,
+  source::call_exited(site_of(domain, cbid, cb), *static_cast<const int*>(cb.functionReturnValue), cb.symbolName,
                       reinterpret_cast<uintptr_t>(cb.context), cb.correlationId,
                       cb.correlationData != nullptr ? *cb.correlationData : 0);
 }
 
-void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
-  // The interposition hooks record a call they wrap themselves (a hand-over in progress): never both.
-  if (source::inside_our_call() || source::inside_hooked_call() || data == nullptr) return;
+// Apart from on_callback, so that the calls it returns from at once (most of them) save no registers.
+__attribute__((noinline)) void handle(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   try {
     on_api_call(domain, cbid, data);
   } catch (...) {
     // Nothing may unwind into CUPTI or the program: a failure of ours (out of memory) loses this call's record.
   }
+}
+
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (nested_driver_call(domain)) return;
+  // The interposition hooks record a call they wrap themselves (a hand-over in progress): never both.
+  if (source::inside_our_call() || source::inside_hooked_call() || data == nullptr) return;
+  handle(domain, cbid, data);
 }
 
 CuptiLibrary library;

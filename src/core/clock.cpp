@@ -16,23 +16,31 @@ int64_t read(clockid_t clock) {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-FIRSTASSERT_FAST_TLS thread_local int32_t cached_thread_id = 0;
-
 // In a forked child only the forking thread survives, and its id is new.
-void forget_thread_id_in_child() { cached_thread_id = 0; }
+void forget_thread_id_in_child() { detail::cached_thread_id = 0; }
 
 }  // namespace
 
 int64_t monotonic_ns() { return read(CLOCK_MONOTONIC); }
 int64_t wall_ns() { return read(CLOCK_REALTIME); }
 
-int32_t current_thread_id() {
-  if (cached_thread_id == 0) {
-    static const bool registered = pthread_atfork(nullptr, nullptr, forget_thread_id_in_child) == 0;
-    (void)registered;
-    cached_thread_id = static_cast<int32_t>(syscall(SYS_gettid));
-  }
+int64_t wall_from_monotonic(int64_t monotonic) {
+  if (monotonic == 0) return 0;
+  int64_t wall = wall_ns();
+  return wall - (monotonic_ns() - monotonic);
+}
+
+namespace detail {
+
+constinit FIRSTASSERT_FAST_TLS thread_local int32_t cached_thread_id = 0;
+
+int32_t ask_thread_id() {
+  static const bool registered = pthread_atfork(nullptr, nullptr, forget_thread_id_in_child) == 0;
+  (void)registered;
+  cached_thread_id = static_cast<int32_t>(syscall(SYS_gettid));
   return cached_thread_id;
 }
+
+}  // namespace detail
 
 }  // namespace firstassert

@@ -17,6 +17,18 @@ void LaunchRing::store_words(Slot& slot, const LaunchRecord& record, size_t begi
   }
 }
 
+// The fields before the frames, every launch: a fixed count, copied without a loop.
+template <size_t... I>
+void LaunchRing::store_fields(Slot& slot, const LaunchRecord& record, std::index_sequence<I...>) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&record);
+  auto store = [&](size_t i) {
+    uint64_t word;
+    std::memcpy(&word, bytes + i * sizeof(uint64_t), sizeof word);
+    slot.words[i].store(word, std::memory_order_release);
+  };
+  (store(I), ...);
+}
+
 void LaunchRing::publish(const LaunchRecord& record) {
   Slot& slot = slots_[record.seq % capacity_];
   const uint64_t writing = 2 * record.seq + 1;
@@ -26,9 +38,10 @@ void LaunchRing::publish(const LaunchRecord& record) {
   if (!slot.version.compare_exchange_strong(seen, writing, std::memory_order_acquire, std::memory_order_relaxed))
     return;
   // Only the frames in use (the rest of the slot is never read): the fields and Python frames, then the native ones.
+  store_fields(slot, record, std::make_index_sequence<kFieldWords>{});
   size_t python_end = offsetof(LaunchRecord, python) +
                       sizeof(PythonFrame) * std::min<size_t>(record.python_depth, kMaxPythonFrames);
-  store_words(slot, record, 0, (python_end + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+  store_words(slot, record, kFieldWords, (python_end + sizeof(uint64_t) - 1) / sizeof(uint64_t));
   size_t stack_begin = offsetof(LaunchRecord, stack) / sizeof(uint64_t);
   store_words(slot, record, stack_begin, stack_begin + std::min<size_t>(record.stack_depth, kMaxStackFrames));
   slot.version.store(writing + 1, std::memory_order_release);

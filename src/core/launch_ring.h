@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "launch_record.h"
@@ -52,8 +53,11 @@ class LaunchRing {
     std::atomic<uint64_t> version{0};  // 0 empty, 2*seq+1 while seq is being written, 2*seq+2 once complete
     std::atomic<uint64_t> words[kRecordWords] = {};
   };
+  static constexpr size_t kFieldWords = offsetof(LaunchRecord, python) / sizeof(uint64_t);
   bool read(const Slot& slot, LaunchRecord& out) const;
   static void store_words(Slot& slot, const LaunchRecord& record, size_t begin, size_t end);
+  template <size_t... I>
+  static void store_fields(Slot& slot, const LaunchRecord& record, std::index_sequence<I...>);
   void publish(const LaunchRecord& record);
 
   size_t capacity_;

@@ -28,8 +28,7 @@ namespace {
 
 // A launch's record, from what the event source saw (kernel: the interned name) and the time and thread now.
 void fill_record(LaunchRecord& r, const LaunchEvent& launch, const char* kernel) {
-  r.mono_ns = monotonic_ns();
-  r.wall_ns = wall_ns();
+  r.mono_ns = monotonic_ns();  // one clock on the launch path: the wall time is worked out when it is read
   r.thread = current_thread_id();
   r.device = launch.device;
   r.context = launch.context;
@@ -97,8 +96,14 @@ void Tracker::count_error(std::vector<ErrorSite>& sites, const ApiCall& call, in
   sites.push_back({call.domain, std::move(api), call.code, 1, now, now});
 }
 
-std::vector<LaunchRecord> Tracker::candidates_locked(uintptr_t context) const {
+std::vector<LaunchRecord> Tracker::records() const {
   std::vector<LaunchRecord> all = ring_.snapshot();
+  for (LaunchRecord& r : all) with_wall_time(r);
+  return all;
+}
+
+std::vector<LaunchRecord> Tracker::candidates_locked(uintptr_t context) const {
+  std::vector<LaunchRecord> all = records();
   std::vector<LaunchRecord> out;
   for (auto it = all.rbegin(); it != all.rend() && out.size() < kMaxCandidates; ++it) {
     const LaunchRecord& r = *it;
@@ -206,6 +211,7 @@ void Tracker::record_launch_error(const LaunchEvent& launch, ApiDomain domain, i
   e.code = code;
   LaunchRecord& r = e.launch;
   fill_record(r, launch, names_.intern(launch.kernel));
+  r.wall_ns = wall_ns();
   r.seq = ~uint64_t{0};  // never queued: no place in the launch order
   bool first = false;
   {
@@ -420,7 +426,7 @@ bool Tracker::has_findings() const {
 Findings Tracker::findings() const {
   Findings f;
   f.launches_recorded = ring_.total();
-  std::vector<LaunchRecord> all = ring_.snapshot();
+  std::vector<LaunchRecord> all = records();
   for (auto it = all.rbegin(); it != all.rend() && f.recent.size() < kRecentLaunches; ++it) f.recent.push_back(*it);
   f.device_messages = device_message_log().messages();
   {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "clock.h"
 #include "cuda_errors.h"
 #include "device_messages.h"
 #include "launch_record.h"
@@ -145,8 +146,13 @@ class Tracker {
   uint64_t launch_count() const { return ring_.total(); }
   Findings findings() const;
   const LaunchRing& ring() const { return ring_; }
+  // A record read from the ring gets its wall time here (the launch path keeps only the monotonic one).
+  static void with_wall_time(LaunchRecord& r) {
+    if (r.wall_ns == 0) r.wall_ns = wall_from_monotonic(r.mono_ns);
+  }
 
  private:
+  std::vector<LaunchRecord> records() const;  // the ring's complete records, oldest first, with wall times
   struct StreamMark {
     uint64_t key;
     uint64_t completed_before;  // launches on the stream with seq below this have completed

@@ -117,6 +117,7 @@ void dump(int signal) {
   unsigned written = 0;
   for (uint64_t i = 0; i < kLaunches && i < total; ++i) {
     if (!tracker->ring().find(total - 1 - i, record)) continue;
+    Tracker::with_wall_time(record);
     w.raw(written++ == 0 ? "\n    {" : ",\n    {");
     w.raw("\"seq\": ");
     w.number(record.seq);

@@ -130,6 +130,21 @@ bool is_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   return false;
 }
 
+bool is_kernel_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+#define FIRSTASSERT_KERNEL_LAUNCH_CASE(prefix, suffix, type, launch_api, ...) \
+  case prefix##suffix:                                                      \
+    return LaunchApi::launch_api != LaunchApi::cudaGraphLaunch && LaunchApi::launch_api != LaunchApi::cuGraphLaunch;
+#define FIRSTASSERT_RUNTIME_KERNEL_LAUNCH(...) FIRSTASSERT_KERNEL_LAUNCH_CASE(CUPTI_RUNTIME_TRACE_CBID_, __VA_ARGS__)
+#define FIRSTASSERT_DRIVER_KERNEL_LAUNCH(...) FIRSTASSERT_KERNEL_LAUNCH_CASE(CUPTI_DRIVER_TRACE_CBID_, __VA_ARGS__)
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    switch (cbid) { FIRSTASSERT_RUNTIME_LAUNCHES(FIRSTASSERT_RUNTIME_KERNEL_LAUNCH) default: return false; }
+  }
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    switch (cbid) { FIRSTASSERT_DRIVER_LAUNCHES(FIRSTASSERT_DRIVER_KERNEL_LAUNCH) default: return false; }
+  }
+  return false;
+}
+
 bool describe_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, LaunchEvent& launch) {
   if (params == nullptr) return false;
 #define FIRSTASSERT_LAUNCH_CASE(prefix, suffix, type, launch_api, per_thread, reader) \

@@ -143,8 +143,9 @@ struct GraphCall {
 // False for the calls above; every other runtime and driver call returns an error code.
 bool returns_error_code(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 
-// Whether cbid is one of the launches above.
+// Whether cbid is one of the launches above; of a kernel (not a graph) for is_kernel_launch.
 bool is_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+bool is_kernel_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 
 // Fills launch (api, stream flag, grid, block, shared memory, stream) when cbid is a launch of that domain.
 bool describe_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, LaunchEvent& launch);

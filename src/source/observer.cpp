@@ -91,8 +91,8 @@ void capture_stacks(LaunchEvent& launch, Stacks& stacks) {
       std::call_once(machinery_once, [] { machinery.collect(reinterpret_cast<const void*>(&capture_stacks)); });
       machinery_known.store(true, std::memory_order_release);
     }
-    size_t n = capture_native_stack(stacks.native, recording.stack_depth + 32);
-    size_t skip = machinery.leading(stacks.native, n);
+    size_t skip = 0;
+    size_t n = capture_native_stack(stacks.native, recording.stack_depth + 32, 0, &machinery, &skip);
     launch.native_stack = stacks.native + skip;
     launch.native_depth = static_cast<uint8_t>(std::min<size_t>(n - skip, recording.stack_depth));
   }
@@ -205,7 +205,6 @@ void after_launch(const LaunchEvent& launch, uint64_t seq, const char* kernel) {
 
 void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t context, uint32_t correlation_id,
                  uint64_t entry_data) {
-  if (!returns_error_code(site.domain, site.cbid)) return;
   CUpti_CallbackDomain domain = site.domain;
   CUpti_CallbackId cbid = site.cbid;
   LaunchEvent launch;
@@ -214,29 +213,32 @@ void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t c
     launch.context = context;
     launch.device = device_of(context);
     launch.correlation_id = correlation_id;
+    Stacks stacks;
+    if (code == 0) {  // every launch, first and alone
+      capture_stacks(launch, stacks);
+      const char* interned = nullptr;
+      uint64_t seq = recording.tracker->record_launch(launch, &interned);
+      after_launch(launch, seq, interned);
+      return;
+    }
     // The first sticky error returned by a launch: either the launch ran to the fault before returning
     // (CUDA_LAUNCH_BLOCKING=1) or it only learned of an earlier fault. It is recorded as a candidate, marked, and
     // the tracker's evidence decides which (later ones are only the aftermath).
     bool may_have_faulted = is_sticky_error(code) && !recording.tracker->has_primary();
     bool refused = !is_sticky_error(code) && !is_status_not_error(code);
-    Stacks stacks;
-    if (code == 0 || may_have_faulted || refused) capture_stacks(launch, stacks);
-    ApiDomain api_domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::runtime : ApiDomain::driver;
-    if (code == 0) {
-      const char* kernel = nullptr;
-      uint64_t seq = recording.tracker->record_launch(launch, &kernel);
-      after_launch(launch, seq, kernel);
-      return;
-    }
+    if (may_have_faulted || refused) capture_stacks(launch, stacks);
     if (may_have_faulted) {
       launch.returned = code;
       recording.tracker->record_launch(launch, nullptr);  // no breadcrumb or sync: the context is lost
     }
+    ApiDomain api_domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::runtime : ApiDomain::driver;
     if (refused) recording.tracker->record_launch_error(launch, api_domain, code);
-  }
-  if (code == 0) {
-    GraphCall graph_call;
-    if (describe_graph_call(domain, cbid, site.params, graph_call)) after_graph_call(graph_call);
+  } else {
+    if (!returns_error_code(domain, cbid)) return;
+    if (code == 0) {
+      GraphCall graph_call;
+      if (describe_graph_call(domain, cbid, site.params, graph_call)) after_graph_call(graph_call);
+    }
   }
   ApiCall call;
   call.domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::runtime : ApiDomain::driver;
@@ -248,6 +250,8 @@ void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t c
 }
 
 uint64_t call_entered(const CallSite& site) {
+  // A kernel launch needs nothing before it but its breadcrumb slot.
+  if (recording.breadcrumbs == nullptr && is_kernel_launch(site.domain, site.cbid)) return 0;
   LaunchEvent launch;
   if (describe_launch(site.domain, site.cbid, site.params, launch)) {
     uint64_t key = stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id());

@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <atomic>
 #include <cstring>
 #include <string>
@@ -126,7 +128,13 @@ TEST(Tracker, LaunchRecordKeepsTheLaunch) {
   EXPECT_EQ(r.correlation_id, 77u);
   EXPECT_EQ(r.api, LaunchApi::cuLaunchKernel);
   EXPECT_EQ(r.thread, current_thread_id());
-  EXPECT_GT(r.wall_ns, 0);
+  EXPECT_GT(r.mono_ns, 0);
+  EXPECT_EQ(r.wall_ns, 0) << "the launch path keeps one clock";
+  int64_t before = wall_ns();
+  Findings f = t.findings();
+  ASSERT_EQ(f.recent.size(), 1u);
+  EXPECT_LE(std::llabs(f.recent[0].wall_ns - before), 1'000'000'000LL)
+      << "a record read from the tracker has its wall time, worked out from the monotonic one";
 }
 
 TEST(Tracker, FirstStickyErrorIsPrimary) {
