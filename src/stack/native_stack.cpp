@@ -4,8 +4,15 @@
 #include <libunwind.h>
 #include <link.h>
 
+#include <pthread.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string_view>
+
+#include "core/fast_tls.h"
+#include "stack_memo.h"
 
 namespace firstassert {
 namespace {
@@ -33,23 +40,197 @@ __attribute__((always_inline)) inline size_t walk_from_caller(uintptr_t* frames,
 
 }  // namespace
 
-size_t capture_native_stack(uintptr_t* frames, size_t max_frames, size_t skip) {
+namespace {
+
+// The walk libunwind's cursor makes from the capturing function, with where each value it depended on came from
+// (stack_memo.h): the frames from its caller outwards into e, and the checks that make it repeatable. False when the
+// walk cannot be checked.
+__attribute__((always_inline)) inline bool learn_walk(stack_memo::Entry& e, size_t request) {
+  unw_context_t context;
+  unw_cursor_t cursor;
+  if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) return false;
+  if (unw_step(&cursor) <= 0) return false;  // to the caller: frames[0]
+  size_t count = 0, checks = 0;
+  e.checks_live_rbp = false;
+  auto check = [&](uintptr_t address, uintptr_t value) {
+    if (checks == stack_memo::kMaxChecks) return false;
+    e.checks[checks++] = {address, value};
+    return true;
+  };
+  unw_word_t ip = 0, sp = 0;
+  if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0 || unw_get_reg(&cursor, UNW_REG_SP, &sp) != 0) return false;
+  // The caller's return address into it, read from the capturing function's CFA - 8.
+  if (sp != e.cfa || !check(e.cfa - sizeof(uintptr_t), ip)) return false;
+  while (count < request) {
+    if (ip == 0) break;
+    if (unw_is_signal_frame(&cursor) > 0) return false;
+    e.frames[count++] = ip;
+    unw_word_t rbp = 0;
+    unw_save_loc_t rbp_from{};
+    if (unw_get_reg(&cursor, UNW_X86_64_RBP, &rbp) != 0 || unw_get_save_loc(&cursor, UNW_X86_64_RBP, &rbp_from) != 0)
+      return false;
+    int stepped = unw_step(&cursor);
+    if (stepped < 0) return false;
+    if (stepped == 0) break;
+    unw_word_t cfa = 0, next_ip = 0;
+    unw_save_loc_t ip_from{};
+    if (unw_get_reg(&cursor, UNW_REG_SP, &cfa) != 0 || unw_get_reg(&cursor, UNW_REG_IP, &next_ip) != 0 ||
+        unw_get_save_loc(&cursor, UNW_REG_IP, &ip_from) != 0)
+      return false;
+    // A frame-pointer frame: its CFA came from rbp, so rbp's value is part of the walk.
+    if (cfa == rbp + 2 * sizeof(uintptr_t)) {
+      if (rbp_from.type == UNW_SLT_MEMORY) {
+        if (!check(rbp_from.u.addr, rbp)) return false;
+      } else if (rbp_from.type == UNW_SLT_REG && rbp_from.u.regnum == UNW_X86_64_RBP) {
+        e.checks_live_rbp = true;  // still the live register
+        e.live_rbp = rbp;
+      } else {
+        return false;
+      }
+    }
+    if (next_ip != 0) {
+      if (ip_from.type != UNW_SLT_MEMORY || !check(ip_from.u.addr, next_ip)) return false;
+    }
+    ip = next_ip;
+  }
+  e.count = count;
+  e.check_count = checks;
+  return true;
+}
+
+bool same_frames(const stack_memo::Entry& e, const uintptr_t* walked, size_t count) {
+  if (e.count != count) return false;
+  for (size_t i = 0; i < count; ++i) {
+    if (e.frames[i] != walked[i]) return false;
+  }
+  return true;
+}
+
+// After an unwind: frames seen before from the same place are learned (rationed, see stack_memo.h), others kept in
+// place of the oldest. Inline: the learning walk must start in the capturing function's own frame.
+__attribute__((always_inline)) inline void remember(stack_memo::ThreadMemo& memo, uintptr_t cfa, size_t request,
+                                                    const MachineryRanges* machinery, size_t cut,
+                                                    const uintptr_t* walked, size_t count) {
+  if (memo.since_learning < stack_memo::kLearnEvery) ++memo.since_learning;
+  for (stack_memo::Entry& e : memo.entries) {
+    if (e.cfa != cfa || e.request != request || e.machinery != machinery || !same_frames(e, walked, count)) continue;
+    // Learned, yet its checks failed on the very same frames: a value the checks hold to changed without changing
+    // the walk. Learned again a few times, then left to libunwind.
+    if (e.unlearnable || memo.since_learning < stack_memo::kLearnEvery) return;
+    if (e.learned && ++e.relearned > stack_memo::kMaxRelearning) {
+      e.learned = false;
+      e.unlearnable = true;
+      return;
+    }
+    memo.since_learning = 0;
+    memo.walking = true;
+    bool ok = learn_walk(e, request) && same_frames(e, walked, count);
+    memo.walking = false;
+    e.learned = ok;
+    if (!ok) {
+      e.unlearnable = true;  // the cursor disagreed with unw_backtrace, or the walk cannot be checked
+      e.count = count;
+      std::copy(walked, walked + count, e.frames);
+    }
+    return;
+  }
+  stack_memo::Entry& e = memo.entries[memo.next_victim++ % stack_memo::kEntries];
+  e.cfa = cfa;
+  e.request = request;
+  e.machinery = machinery;
+  e.cut = cut;
+  e.count = count;
+  e.learned = e.unlearnable = false;
+  e.relearned = 0;
+  e.check_count = 0;
+  std::copy(walked, walked + count, e.frames);
+}
+
+__attribute__((always_inline)) inline uintptr_t live_rbp() {
+  uintptr_t rbp;
+  asm volatile("mov %%rbp, %0" : "=r"(rbp));
+  return rbp;
+}
+
+size_t copy_out(uintptr_t* frames, const uintptr_t* walked, size_t count, size_t max_frames, size_t skip) {
+  size_t n = count > skip ? std::min(count - skip, max_frames) : 0;
+  std::memcpy(frames, walked + skip, n * sizeof(uintptr_t));
+  return n;
+}
+
+}  // namespace
+
+// Noinline, and never a tail call: its CFA (where the memo's checks start) is the same for the check and the walk.
+__attribute__((noinline)) size_t capture_native_stack(uintptr_t* frames, size_t max_frames, size_t skip,
+                                                      const MachineryRanges* machinery, size_t* cut) {
   (void)cache_per_thread;
+  size_t cut_here = 0;
+  if (cut == nullptr) cut = &cut_here;
 #if defined(__SANITIZE_THREAD__)
   // unw_backtrace keeps a per-thread trace cache that frees itself in a thread-exit destructor which runs after
   // ThreadSanitizer has torn the exiting thread down (a crash in __tsan::MutexPreLock under libunwind's
   // trace_cache_free). Under ThreadSanitizer the stack is walked frame by frame instead: the same frames, slower.
-  return walk_from_caller(frames, max_frames, skip);
+  size_t walked_here = walk_from_caller(frames, max_frames, skip);
+  *cut = machinery != nullptr ? machinery->leading(frames, walked_here) : 0;
+  return walked_here;
 #endif
-  constexpr size_t kBuffer = 128;
-  void* buffer[kBuffer];
-  size_t want = std::min(kBuffer, max_frames + skip + 1);  // +1: this function's own frame
-  int n = unw_backtrace(buffer, static_cast<int>(want));
-  size_t count = 0;
-  for (int i = static_cast<int>(skip) + 1; i < n && count < max_frames; ++i)
-    frames[count++] = reinterpret_cast<uintptr_t>(buffer[i]);
-  return count;
+  const size_t request = std::min(stack_memo::kMaxFrames, max_frames + skip);
+  const auto cfa = reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa());
+  stack_memo::ThreadMemo* memo = stack_memo::this_thread();
+  if (memo != nullptr && !memo->walking) {
+    if (const stack_memo::Entry* e = stack_memo::find(*memo, cfa, request, machinery, live_rbp())) {
+      size_t n = copy_out(frames, e->frames, e->count, max_frames, skip);
+      *cut = std::min(e->cut, n);
+      ++memo->reused;
+      return n;
+    }
+  }
+  // unw_backtrace's first frame is this function's own.
+  void* buffer[stack_memo::kMaxFrames + 1];
+  int got = unw_backtrace(buffer, static_cast<int>(request + 1));
+  size_t count = got > 1 ? static_cast<size_t>(got - 1) : 0;
+  const auto* walked = reinterpret_cast<const uintptr_t*>(buffer + 1);
+  size_t n = copy_out(frames, walked, count, max_frames, skip);
+  *cut = machinery != nullptr ? machinery->leading(frames, n) : 0;
+  if (memo != nullptr && !memo->walking) remember(*memo, cfa, request, machinery, *cut, walked, count);
+  return n;
 }
+
+namespace stack_memo {
+namespace {
+
+constinit FIRSTASSERT_FAST_TLS thread_local ThreadMemo* thread_memo = nullptr;
+constinit FIRSTASSERT_FAST_TLS thread_local bool thread_memo_failed = false;
+
+// At the thread's exit: a capture made later in its exit (another thread-local's destructor) unwinds.
+void free_thread_memo(void* memo) {
+  thread_memo = nullptr;
+  thread_memo_failed = true;
+  std::free(memo);
+}
+
+pthread_key_t memo_key;
+const bool memo_key_made = pthread_key_create(&memo_key, free_thread_memo) == 0;
+
+}  // namespace
+
+ThreadMemo* this_thread() {
+  if (thread_memo != nullptr || thread_memo_failed) return thread_memo;
+  // calloc: the memo's fields all start at zero, and its arrays are never read past their counts.
+  auto* memo = static_cast<ThreadMemo*>(std::calloc(1, sizeof(ThreadMemo)));
+  if (memo == nullptr || !memo_key_made || pthread_setspecific(memo_key, memo) != 0) {
+    std::free(memo);
+    thread_memo_failed = true;
+    return nullptr;
+  }
+  memo->since_learning = kLearnEvery;
+  thread_memo = memo;
+  return memo;
+}
+
+uint64_t reused_on_this_thread() { return thread_memo != nullptr ? thread_memo->reused : 0; }
+
+}  // namespace stack_memo
 
 size_t capture_native_stack_signal_safe(uintptr_t* frames, size_t max_frames, size_t skip) {
   return walk_from_caller(frames, max_frames, skip);
@@ -95,8 +276,16 @@ bool MachineryRanges::contains(uintptr_t pc) const {
 }
 
 size_t MachineryRanges::leading(const uintptr_t* frames, size_t count) const {
-  size_t first = 0;
-  while (first < count && contains(frames[first])) ++first;
+  // Frames come in runs from one library: the range that held the last one is tried first.
+  size_t first = 0, last = 0;
+  for (; first < count; ++first) {
+    uintptr_t pc = frames[first];
+    if (last < count_ && pc >= low_[last] && pc < high_[last]) continue;
+    size_t i = 0;
+    while (i < count_ && !(pc >= low_[i] && pc < high_[i])) ++i;
+    if (i == count_) break;
+    last = i;
+  }
   return first;
 }
 

@@ -8,8 +8,14 @@
 
 namespace firstassert {
 
-// Up to max_frames return addresses of the calling thread, innermost first, after skipping `skip` frames.
-size_t capture_native_stack(uintptr_t* frames, size_t max_frames, size_t skip = 0);
+class MachineryRanges;
+
+// Up to max_frames return addresses of the calling thread, innermost first, after skipping `skip` frames. A stack
+// walked before from the same place is checked and reused instead of unwound again (stack_memo.h). With machinery,
+// *cut receives how many of the frames returned are machinery frames at the top (MachineryRanges::leading, kept with
+// a reused stack).
+size_t capture_native_stack(uintptr_t* frames, size_t max_frames, size_t skip = 0,
+                            const MachineryRanges* machinery = nullptr, size_t* cut = nullptr);
 
 // The same, for signal handlers: async-signal-safe (local unwinding from the handler's own context).
 size_t capture_native_stack_signal_safe(uintptr_t* frames, size_t max_frames, size_t skip = 0);
