@@ -8,12 +8,12 @@ namespace firstassert {
 
 LaunchRing::LaunchRing(size_t capacity) : capacity_(capacity == 0 ? 1 : capacity), slots_(new Slot[capacity_]) {}
 
-void LaunchRing::store_words(Slot& slot, const LaunchRecord& record, size_t begin, size_t end) {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(&record);
-  for (size_t i = begin; i < end; ++i) {
+void LaunchRing::store_words(Slot& slot, size_t first, const void* from, size_t words) {
+  const auto* bytes = static_cast<const unsigned char*>(from);
+  for (size_t i = 0; i < words; ++i) {
     uint64_t word;
     std::memcpy(&word, bytes + i * sizeof(uint64_t), sizeof word);
-    slot.words[i].store(word, std::memory_order_release);
+    slot.words[first + i].store(word, std::memory_order_release);
   }
 }
 
@@ -29,7 +29,7 @@ void LaunchRing::store_fields(Slot& slot, const LaunchRecord& record, std::index
   (store(I), ...);
 }
 
-void LaunchRing::publish(const LaunchRecord& record) {
+void LaunchRing::publish(const LaunchRecord& record, const Frames& frames) {
   Slot& slot = slots_[record.seq % capacity_];
   const uint64_t writing = 2 * record.seq + 1;
   uint64_t seen = slot.version.load(std::memory_order_acquire);
@@ -37,13 +37,13 @@ void LaunchRing::publish(const LaunchRecord& record) {
   // Acquire: none of the word stores below can be seen before the slot is marked as being written.
   if (!slot.version.compare_exchange_strong(seen, writing, std::memory_order_acquire, std::memory_order_relaxed))
     return;
-  // Only the frames in use (the rest of the slot is never read): the fields and Python frames, then the native ones.
+  // Only the frames in use (the rest of the slot is never read): the fields, the Python frames, the native ones.
   store_fields(slot, record, std::make_index_sequence<kFieldWords>{});
-  size_t python_end = offsetof(LaunchRecord, python) +
-                      sizeof(PythonFrame) * std::min<size_t>(record.python_depth, kMaxPythonFrames);
-  store_words(slot, record, kFieldWords, (python_end + sizeof(uint64_t) - 1) / sizeof(uint64_t));
-  size_t stack_begin = offsetof(LaunchRecord, stack) / sizeof(uint64_t);
-  store_words(slot, record, stack_begin, stack_begin + std::min<size_t>(record.stack_depth, kMaxStackFrames));
+  static_assert(sizeof(PythonFrame) % sizeof(uint64_t) == 0, "Python frames are copied in whole words");
+  size_t python = std::min<size_t>(record.python_depth, kMaxPythonFrames);
+  if (python > 0) store_words(slot, kFieldWords, frames.python, python * sizeof(PythonFrame) / sizeof(uint64_t));
+  size_t native = std::min<size_t>(record.stack_depth, kMaxStackFrames);
+  if (native > 0) store_words(slot, offsetof(LaunchRecord, stack) / sizeof(uint64_t), frames.native, native);
   slot.version.store(writing + 1, std::memory_order_release);
 }
 

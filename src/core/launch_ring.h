@@ -21,6 +21,12 @@ class LaunchRing {
  public:
   explicit LaunchRing(size_t capacity);
 
+  // The frames of a record where the launch path keeps them: copied from there into the slot, not through the record.
+  struct Frames {
+    const PythonFrame* python = nullptr;
+    const uintptr_t* native = nullptr;
+  };
+
   // Reserves the next sequence number and slot; fill() writes the record (seq already set). Returns the seq.
   template <typename Fill>
   uint64_t append(Fill&& fill) {
@@ -28,7 +34,17 @@ class LaunchRing {
     LaunchRecord record{LaunchRecord::FramesUnset{}};
     record.seq = seq;
     fill(record);
-    publish(record);
+    publish(record, {record.python, record.stack});
+    return seq;
+  }
+  // The same, fill() writing the fields only: the record's python_depth and stack_depth frames are taken from frames.
+  template <typename Fill>
+  uint64_t append(Fill&& fill, const Frames& frames) {
+    uint64_t seq = next_.fetch_add(1, std::memory_order_relaxed);
+    LaunchRecord record{LaunchRecord::FramesUnset{}};
+    record.seq = seq;
+    fill(record);
+    publish(record, frames);
     return seq;
   }
 
@@ -55,10 +71,10 @@ class LaunchRing {
   };
   static constexpr size_t kFieldWords = offsetof(LaunchRecord, python) / sizeof(uint64_t);
   bool read(const Slot& slot, LaunchRecord& out) const;
-  static void store_words(Slot& slot, const LaunchRecord& record, size_t begin, size_t end);
+  static void store_words(Slot& slot, size_t first, const void* from, size_t words);
   template <size_t... I>
   static void store_fields(Slot& slot, const LaunchRecord& record, std::index_sequence<I...>);
-  void publish(const LaunchRecord& record);
+  void publish(const LaunchRecord& record, const Frames& frames);
 
   size_t capacity_;
   std::unique_ptr<Slot[]> slots_;

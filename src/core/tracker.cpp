@@ -44,8 +44,13 @@ void fill_record(LaunchRecord& r, const LaunchEvent& launch, const char* kernel)
   r.graph_exec = launch.graph_exec;
   r.per_thread_default_stream = launch.per_thread_default_stream;
   r.python_depth = static_cast<uint8_t>(std::min<unsigned>(launch.python_depth, kMaxPythonFrames));
-  for (unsigned i = 0; i < r.python_depth; ++i) r.python[i] = launch.python_stack[i];
   r.stack_depth = static_cast<uint8_t>(std::min<unsigned>(launch.native_depth, kMaxStackFrames));
+}
+
+// The same, frames included: for the records that never go through the ring.
+void fill_record_and_frames(LaunchRecord& r, const LaunchEvent& launch, const char* kernel) {
+  fill_record(r, launch, kernel);
+  for (unsigned i = 0; i < r.python_depth; ++i) r.python[i] = launch.python_stack[i];
   for (unsigned i = 0; i < r.stack_depth; ++i) r.stack[i] = launch.native_stack[i];
 }
 
@@ -57,7 +62,9 @@ uint64_t Tracker::record_launch(const LaunchEvent& launch, const char** interned
     return kNotRecorded;
   const char* kernel = names_.intern(launch.kernel);
   if (interned != nullptr) *interned = kernel;
-  return ring_.append([&](LaunchRecord& r) { fill_record(r, launch, kernel); });
+  // The frames go from the event source's buffers to the ring's slot in one copy.
+  return ring_.append([&](LaunchRecord& r) { fill_record(r, launch, kernel); },
+                      {launch.python_stack, launch.native_stack});
 }
 
 void Tracker::raise_mark(std::vector<StreamMark>& marks, uint64_t key, uint64_t upto) {
@@ -210,7 +217,7 @@ void Tracker::record_launch_error(const LaunchEvent& launch, ApiDomain domain, i
   e.domain = domain;
   e.code = code;
   LaunchRecord& r = e.launch;
-  fill_record(r, launch, names_.intern(launch.kernel));
+  fill_record_and_frames(r, launch, names_.intern(launch.kernel));
   r.wall_ns = wall_ns();
   r.seq = ~uint64_t{0};  // never queued: no place in the launch order
   bool first = false;
