@@ -1,6 +1,7 @@
 #include "python_frames.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include <atomic>
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/fast_tls.h"
 #include "core/log.h"
 #include "python_layout.h"
 
@@ -223,6 +225,47 @@ bool instruction_offset(const PythonLayout& l, const void* frame, const void* co
   return true;
 }
 
+// The thread's frames as its last walks found them, by frame address: a frame whose code object, current instruction
+// and owner are those it had then, with the code object still the one its names were read from, gives the same
+// frame without resolving it again (a loop launches from the same Python stack over and over, and a frame sits at
+// the same address in the thread's frame stack as long as it lives: the outer frames of a training step are found
+// again whatever was called inside them).
+constexpr size_t kMemoSteps = 256;  // direct-mapped by frame address
+struct Step {
+  const void* frame;
+  const void* code;
+  uint64_t instruction;
+  int owner;
+  const CodeNames* names;  // nullptr: the step gave no frame
+  int line;
+};
+struct WalkMemo {
+  Step steps[kMemoSteps];
+};
+
+constinit FIRSTASSERT_FAST_TLS thread_local WalkMemo* walk_memo = nullptr;
+constinit FIRSTASSERT_FAST_TLS thread_local bool walk_memo_failed = false;
+
+void free_walk_memo(void* memo) {
+  walk_memo = nullptr;
+  walk_memo_failed = true;  // a capture later in the thread's exit resolves every frame
+  std::free(memo);
+}
+
+WalkMemo* this_thread_memo() {
+  if (walk_memo != nullptr || walk_memo_failed) return walk_memo;
+  static pthread_key_t key;
+  static const bool key_made = pthread_key_create(&key, free_walk_memo) == 0;
+  auto* memo = static_cast<WalkMemo*>(std::calloc(1, sizeof(WalkMemo)));
+  if (memo == nullptr || !key_made || pthread_setspecific(key, memo) != 0) {
+    std::free(memo);
+    walk_memo_failed = true;
+    return nullptr;
+  }
+  walk_memo = memo;
+  return memo;
+}
+
 }  // namespace
 
 size_t capture_python_stack(PythonFrame* frames, size_t max_frames) {
@@ -232,20 +275,56 @@ size_t capture_python_stack(PythonFrame* frames, size_t max_frames) {
   const PythonLayout& l = *py.layout;
   const void* thread = py.this_thread_state();
   if (thread == nullptr) return 0;  // a thread Python has never run on
+  WalkMemo* memo = this_thread_memo();
+  // The layout's offsets in locals: the stores into frames could alias it, and would reload them every frame.
+  const size_t code_at = l.frame_code, previous_at = l.frame_previous, instruction_at = l.frame_instruction;
+  const size_t file_at = l.code_filename, name_at = l.code_name, lines_at = l.code_line_table;
+  const size_t first_line_at = l.code_first_line;
+  const bool pointer_instruction = l.interpreter_frames;
+  const ptrdiff_t owner_at = l.frame_owner;
+  const void* const code_type = py.code_type;
   size_t count = 0;
   const void* frame = innermost_frame(l, thread);
   for (int steps = 0; frame != nullptr && count < max_frames && steps < 4096; ++steps) {
-    const void* code = at<const void*>(frame, l.frame_code);
-    int offset = -1;
-    if (is_a(code, py.code_type) && instruction_offset(l, frame, code, offset)) {
-      if (const CodeNames* names = names_of(py, code)) {
-        frames[count].file = names->file;
-        frames[count].function = names->function;
-        frames[count].line = line_of(py, *names, code, offset);
-        ++count;
+    const void* code = at<const void*>(frame, code_at);
+    uint64_t instruction = pointer_instruction ? reinterpret_cast<uint64_t>(at<const char*>(frame, instruction_at))
+                                               : static_cast<uint32_t>(at<int>(frame, instruction_at));
+    int owner = owner_at >= 0 ? at<char>(frame, static_cast<size_t>(owner_at)) : 0;
+    // Frames are 16-byte aligned and at least 48 bytes apart: the next bits tell a stack's frames apart.
+    Step* step = memo != nullptr ? &memo->steps[(reinterpret_cast<uintptr_t>(frame) >> 4) % kMemoSteps] : nullptr;
+    bool again = step != nullptr && step->frame == frame && step->code == code && step->instruction == instruction &&
+                 step->owner == owner;
+    if (again) {
+      const CodeNames* n = step->names;
+      again = n != nullptr ? n->file_object == at<const void*>(code, file_at) &&
+                                 n->name_object == at<const void*>(code, name_at) &&
+                                 n->line_table == at<const void*>(code, lines_at) &&
+                                 n->first_line == at<int>(code, first_line_at)
+                           : !is_a(code, code_type);
+    }
+    if (again) {
+      if (step->names != nullptr) frames[count++] = {step->names->file, step->names->function, step->line};
+    } else {
+      const CodeNames* names = nullptr;
+      int line = 0;
+      int offset = -1;
+      if (is_a(code, code_type) && instruction_offset(l, frame, code, offset)) {
+        if ((names = names_of(py, code)) != nullptr) {
+          line = line_of(py, *names, code, offset);
+          frames[count++] = {names->file, names->function, line};
+        }
+      }
+      // A code object whose frame was left out (not started, a C entry frame, a full table) is walked again next
+      // time; a step that is no code object at all is kept as one.
+      if (step != nullptr) {
+        if (names != nullptr || !is_a(code, code_type)) {
+          *step = {frame, code, instruction, owner, names, line};
+        } else {
+          step->frame = nullptr;
+        }
       }
     }
-    frame = at<const void*>(frame, l.frame_previous);
+    frame = at<const void*>(frame, previous_at);
   }
   return count;
 }
