@@ -3,9 +3,14 @@
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import callgrind_counts  # noqa: E402
 
 CONFIGURATIONS = [
     ("baseline", False, {}),
@@ -16,8 +21,9 @@ CONFIGURATIONS = [
 WARMUP_STEPS = 10
 
 
-def worker(model_name, steps):
-    """Runs in the measured process: prints one JSON line with the step times in seconds."""
+def worker(model_name, steps, count_launches=False):
+    """Runs in the measured process: prints one JSON line with the step times in seconds (with count_launches, the
+    kernel launches of one step instead, counted by torch.profiler)."""
     import time
     import torch
 
@@ -36,6 +42,22 @@ def worker(model_name, steps):
     model = model.to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     loss_fn = torch.nn.CrossEntropyLoss()
+    def step_once():
+        optimizer.zero_grad(set_to_none=True)
+        loss_fn(model(inputs), labels).backward()
+        optimizer.step()
+
+    if count_launches:
+        for _ in range(WARMUP_STEPS):
+            step_once()
+        torch.cuda.synchronize()
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            step_once()
+            torch.cuda.synchronize()
+        kernels = sum(1 for e in prof.events() if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA)
+        print(json.dumps({"launches_per_step": kernels}))
+        return
     times = []
     for step in range(WARMUP_STEPS + steps):
         torch.cuda.synchronize()
@@ -63,15 +85,60 @@ def measure(model_name, shim, env_extra, steps):
     return json.loads(completed.stdout.strip().splitlines()[-1])["step_times"]
 
 
+OWN = ("libfirstassert", "libunwind")
+
+
+def instructions_per_step(model_name, shim, steps, valgrind, out_dir, tag):
+    """Instructions of the launching thread per training step, {object file name: count}, by the difference of a
+    run of STEPS and one of 2*STEPS (start-up and warm-up cancel)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("FIRSTASSERT_") and k not in ("LD_PRELOAD", "CUDA_LAUNCH_BLOCKING")}
+    if shim:
+        env["LD_PRELOAD"] = shim
+    counts = []
+    for n in (steps, 2 * steps):
+        command = [sys.executable, __file__, "--worker", model_name, "--steps", str(n)]
+        completed, files = callgrind_counts.run(valgrind, command, env, os.path.join(out_dir, f"{tag}.{n}"))
+        if completed.returncode != 0 or 1 not in files:
+            raise RuntimeError(f"callgrind run of {model_name} failed ({completed.returncode}): "
+                               f"{completed.stderr.strip()[-300:]}")
+        counts.append(callgrind_counts.self_instructions_by_object(files[1]))
+    first, second = counts
+    return {os.path.basename(k): (second.get(k, 0) - first.get(k, 0)) / steps for k in set(first) | set(second)}
+
+
+def instruction_table(model_name, shim, steps, valgrind):
+    """The shim's own instructions per launch on the launching thread (libfirstassert*.so + libunwind), from
+    callgrind, where valgrind runs a CUDA process; one line saying why not otherwise."""
+    completed = subprocess.run([sys.executable, __file__, "--worker", model_name, "--count-launches"],
+                               capture_output=True, text=True)
+    if completed.returncode != 0:
+        print(f"  instructions: skipped (counting the launches of a step failed: {completed.stderr.strip()[-300:]})")
+        return
+    launches = json.loads(completed.stdout.strip().splitlines()[-1])["launches_per_step"]
+    with tempfile.TemporaryDirectory(prefix="gpu_bench_callgrind.") as out_dir:
+        bare = instructions_per_step(model_name, None, steps, valgrind, out_dir, "bare")
+        shimmed = instructions_per_step(model_name, shim, steps, valgrind, out_dir, "shim")
+    own = sum(v for k, v in shimmed.items() if k.startswith(OWN))
+    others = sum(v for k, v in shimmed.items() if not k.startswith(OWN)) - sum(bare.values())
+    print(f"  instructions (callgrind, launching thread, {launches} CUDA events a step by torch.profiler): "
+          f"the shim's own {own / max(launches, 1):,.0f} a launch (target <= 1,200: "
+          f"{'met' if own / max(launches, 1) <= 1200 else 'MISSED'}); other objects' added {others / max(launches, 1):,.0f} "
+          f"a launch; a bare step {sum(bare.values()):,.0f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--shim")
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--worker", choices=["mlp", "resnet18"])
+    parser.add_argument("--count-launches", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--callgrind-steps", type=int, default=3,
+                        help="steps of the callgrind runs (default 3; 0: no instruction counts)")
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker, args.steps)
+        worker(args.worker, args.steps, args.count_launches)
         return 0
 
     models = ["mlp"]
@@ -95,6 +162,19 @@ def main():
         print(f"  {'configuration':<36} {'median step ms':>15} {'ratio':>7}")
         for name, value in medians.items():
             print(f"  {name:<36} {value * 1e3:>15.3f} {value / medians['baseline']:>7.2f}")
+    # The launch path's own work as instructions, which repeat, after the times: where valgrind is installed and
+    # can run a CUDA process (it may not: then one line says so, and the times above stand).
+    valgrind = shutil.which("valgrind")
+    if args.callgrind_steps == 0:
+        print("\ninstructions: skipped (--callgrind-steps 0)")
+    elif valgrind is None:
+        print("\ninstructions: skipped (no valgrind on PATH)")
+    else:
+        print(f"\ninstructions, mlp ({args.callgrind_steps} and {2 * args.callgrind_steps} steps, differenced)")
+        try:
+            instruction_table("mlp", args.shim, args.callgrind_steps, valgrind)
+        except Exception as e:  # noqa: BLE001  the times above stand, whatever goes wrong here
+            print(f"  instructions: skipped ({type(e).__name__}: {e})")
     return 0
 
 
