@@ -57,7 +57,7 @@ long open_in(unsigned subscription) {
 // steady traffic; the calls already open are recorded whole.
 std::atomic<bool> draining{false};
 
-void call_opened() {
+__attribute__((always_inline)) inline void call_opened() {
   if (unsigned subscription = source::cupti_call_began()) stripe(subscription).open.fetch_add(1, std::memory_order_relaxed);
 }
 

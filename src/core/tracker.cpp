@@ -27,7 +27,7 @@ bool Tracker::capturing(uint64_t key) const {
 namespace {
 
 // A launch's record, from what the event source saw (kernel: the interned name) and the time and thread now.
-void fill_record(LaunchRecord& r, const LaunchEvent& launch, const char* kernel) {
+__attribute__((always_inline)) inline void fill_record(LaunchRecord& r, const LaunchEvent& launch, const char* kernel) {
   r.mono_ns = monotonic_ns();  // one clock on the launch path: the wall time is worked out when it is read
   r.thread = current_thread_id();
   r.device = launch.device;

@@ -173,7 +173,7 @@ void after_launch(const LaunchEvent& launch, uint64_t seq, const char* kernel) {
       info("FIRSTASSERT_SYNC: no forced synchronization while a stream is capturing a CUDA graph");
     return;
   }
-  bool forced = recording.sync != nullptr && recording.sync->sync_after(seq, kernel);
+  bool forced = recording.sync != nullptr && recording.sync->active() && recording.sync->sync_after(seq, kernel);
   // A launch synchronized right away needs no breadcrumb: the sync's own result says whether it completed (and the
   // write would be one more operation on the stream for every launch).
   if (recording.breadcrumbs != nullptr && !forced) {
@@ -215,7 +215,7 @@ void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t c
     launch.correlation_id = correlation_id;
     Stacks stacks;
     if (code == 0) {  // every launch, first and alone
-      capture_stacks(launch, stacks);
+      if (recording.stack_depth > 0 || recording.python) capture_stacks(launch, stacks);
       const char* interned = nullptr;
       uint64_t seq = recording.tracker->record_launch(launch, &interned);
       after_launch(launch, seq, interned);
