@@ -51,7 +51,6 @@ __attribute__((always_inline)) inline bool learn_walk(stack_memo::Entry& e, size
   if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) return false;
   if (unw_step(&cursor) <= 0) return false;  // to the caller: frames[0]
   size_t count = 0, checks = 0;
-  e.checks_live_rbp = false;
   auto check = [&](uintptr_t address, uintptr_t value) {
     if (checks == stack_memo::kMaxChecks) return false;
     e.checks[checks++] = {address, value};
@@ -61,36 +60,34 @@ __attribute__((always_inline)) inline bool learn_walk(stack_memo::Entry& e, size
   if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0 || unw_get_reg(&cursor, UNW_REG_SP, &sp) != 0) return false;
   // The caller's return address into it, read from the capturing function's CFA - 8.
   if (sp != e.cfa || !check(e.cfa - sizeof(uintptr_t), ip)) return false;
-  while (count < request) {
-    if (ip == 0) break;
+  while (count < request && ip != 0) {
     if (unw_is_signal_frame(&cursor) > 0) return false;
     e.frames[count++] = ip;
     unw_word_t rbp = 0;
     unw_save_loc_t rbp_from{};
-    if (unw_get_reg(&cursor, UNW_X86_64_RBP, &rbp) != 0 || unw_get_save_loc(&cursor, UNW_X86_64_RBP, &rbp_from) != 0)
+    if (unw_get_reg(&cursor, UNW_REG_SP, &sp) != 0 || unw_get_reg(&cursor, UNW_X86_64_RBP, &rbp) != 0 ||
+        unw_get_save_loc(&cursor, UNW_X86_64_RBP, &rbp_from) != 0)
       return false;
+    // Where the walk ends is decided by the frame's unwind info alone; without any, libunwind guesses from rbp.
+    unw_proc_info_t info{};
+    bool described = unw_get_proc_info(&cursor, &info) == 0;
     int stepped = unw_step(&cursor);
-    if (stepped < 0) return false;
+    if (stepped < 0 || (stepped == 0 && !described)) return false;
     if (stepped == 0) break;
     unw_word_t cfa = 0, next_ip = 0;
     unw_save_loc_t ip_from{};
     if (unw_get_reg(&cursor, UNW_REG_SP, &cfa) != 0 || unw_get_reg(&cursor, UNW_REG_IP, &next_ip) != 0 ||
         unw_get_save_loc(&cursor, UNW_REG_IP, &ip_from) != 0)
       return false;
-    // A frame-pointer frame: its CFA came from rbp, so rbp's value is part of the walk.
     if (cfa == rbp + 2 * sizeof(uintptr_t)) {
-      if (rbp_from.type == UNW_SLT_MEMORY) {
-        if (!check(rbp_from.u.addr, rbp)) return false;
-      } else if (rbp_from.type == UNW_SLT_REG && rbp_from.u.regnum == UNW_X86_64_RBP) {
-        e.checks_live_rbp = true;  // still the live register
-        e.live_rbp = rbp;
-      } else {
-        return false;
-      }
+      // A frame-pointer frame: its CFA came from rbp, so rbp's value is part of the walk. Only a slot outside the
+      // capturing function's frame is checked: its own frame's save may not have happened yet when a check runs.
+      if (rbp_from.type != UNW_SLT_MEMORY || rbp_from.u.addr < e.cfa || !check(rbp_from.u.addr, rbp)) return false;
+    } else if (rbp >= sp && rbp < cfa) {
+      return false;  // rbp points into the frame: its CFA may be rbp-based at another offset (realigned, libffi)
     }
-    if (next_ip != 0) {
-      if (ip_from.type != UNW_SLT_MEMORY || !check(ip_from.u.addr, next_ip)) return false;
-    }
+    // The return address's slot, even when it holds 0 (the end of the stack).
+    if (ip_from.type != UNW_SLT_MEMORY || !check(ip_from.u.addr, next_ip)) return false;
     ip = next_ip;
   }
   e.count = count;
@@ -109,11 +106,13 @@ bool same_frames(const stack_memo::Entry& e, const uintptr_t* walked, size_t cou
 // After an unwind: frames seen before from the same place are learned (rationed, see stack_memo.h), others kept in
 // place of the oldest. Inline: the learning walk must start in the capturing function's own frame.
 __attribute__((always_inline)) inline void remember(stack_memo::ThreadMemo& memo, uintptr_t cfa, size_t request,
-                                                    const MachineryRanges* machinery, size_t cut,
+                                                    size_t skip, const MachineryRanges* machinery, size_t cut,
                                                     const uintptr_t* walked, size_t count) {
   if (memo.since_learning < stack_memo::kLearnEvery) ++memo.since_learning;
   for (stack_memo::Entry& e : memo.entries) {
-    if (e.cfa != cfa || e.request != request || e.machinery != machinery || !same_frames(e, walked, count)) continue;
+    if (e.cfa != cfa || e.request != request || e.skip != skip || e.machinery != machinery ||
+        !same_frames(e, walked, count))
+      continue;
     // Learned, yet its checks failed on the very same frames: a value the checks hold to changed without changing
     // the walk. Learned again a few times, then left to libunwind.
     if (e.unlearnable || memo.since_learning < stack_memo::kLearnEvery) return;
@@ -137,6 +136,7 @@ __attribute__((always_inline)) inline void remember(stack_memo::ThreadMemo& memo
   stack_memo::Entry& e = memo.entries[memo.next_victim++ % stack_memo::kEntries];
   e.cfa = cfa;
   e.request = request;
+  e.skip = skip;
   e.machinery = machinery;
   e.cut = cut;
   e.count = count;
@@ -144,12 +144,6 @@ __attribute__((always_inline)) inline void remember(stack_memo::ThreadMemo& memo
   e.relearned = 0;
   e.check_count = 0;
   std::copy(walked, walked + count, e.frames);
-}
-
-__attribute__((always_inline)) inline uintptr_t live_rbp() {
-  uintptr_t rbp;
-  asm volatile("mov %%rbp, %0" : "=r"(rbp));
-  return rbp;
 }
 
 size_t copy_out(uintptr_t* frames, const uintptr_t* walked, size_t count, size_t max_frames, size_t skip) {
@@ -178,7 +172,7 @@ __attribute__((noinline)) size_t capture_native_stack(uintptr_t* frames, size_t 
   const auto cfa = reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa());
   stack_memo::ThreadMemo* memo = stack_memo::this_thread();
   if (memo != nullptr && !memo->walking) {
-    if (const stack_memo::Entry* e = stack_memo::find(*memo, cfa, request, machinery, live_rbp())) {
+    if (const stack_memo::Entry* e = stack_memo::find(*memo, cfa, request, skip, machinery)) {
       size_t n = copy_out(frames, e->frames, e->count, max_frames, skip);
       *cut = std::min(e->cut, n);
       ++memo->reused;
@@ -192,7 +186,7 @@ __attribute__((noinline)) size_t capture_native_stack(uintptr_t* frames, size_t 
   const auto* walked = reinterpret_cast<const uintptr_t*>(buffer + 1);
   size_t n = copy_out(frames, walked, count, max_frames, skip);
   *cut = machinery != nullptr ? machinery->leading(frames, n) : 0;
-  if (memo != nullptr && !memo->walking) remember(*memo, cfa, request, machinery, *cut, walked, count);
+  if (memo != nullptr && !memo->walking) remember(*memo, cfa, request, skip, machinery, *cut, walked, count);
   return n;
 }
 
@@ -210,12 +204,15 @@ void free_thread_memo(void* memo) {
 }
 
 pthread_key_t memo_key;
-const bool memo_key_made = pthread_key_create(&memo_key, free_thread_memo) == 0;
+bool memo_key_made = false;
+pthread_once_t memo_key_once = PTHREAD_ONCE_INIT;  // a capture may come before this library's initializers ran
+void make_memo_key() { memo_key_made = pthread_key_create(&memo_key, free_thread_memo) == 0; }
 
 }  // namespace
 
 ThreadMemo* this_thread() {
   if (thread_memo != nullptr || thread_memo_failed) return thread_memo;
+  pthread_once(&memo_key_once, make_memo_key);
   // calloc: the memo's fields all start at zero, and its arrays are never read past their counts.
   auto* memo = static_cast<ThreadMemo*>(std::calloc(1, sizeof(ThreadMemo)));
   if (memo == nullptr || !memo_key_made || pthread_setspecific(memo_key, memo) != 0) {

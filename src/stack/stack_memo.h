@@ -3,14 +3,16 @@
 // few stacks over and over).
 //
 // What makes two walks the same: the unwinder computes each frame's canonical frame address (CFA) from the stack
-// pointer or, in frames that keep a frame pointer, from rbp, and reads the caller's return address from CFA - 8. So
-// a walk that starts from the same CFA is repeated exactly when every return-address slot it read still holds the
-// same address and every frame-pointer frame's rbp came from a slot (or the live register) that still holds the same
-// value. A memo keeps those slots, learned once with libunwind's frame-by-frame cursor (which tells where each value
-// came from), and the frames; a capture checks them (a load and a compare each) and, on a match, copies the frames.
+// pointer or, in frames that keep a frame pointer, from rbp (CFA = rbp + 16), and reads the caller's return address
+// from CFA - 8. So a walk that starts from the same CFA is repeated exactly when every return-address slot it read
+// still holds the same address and every frame-pointer frame's rbp came from a slot that still holds the same value.
+// A memo keeps those slots, learned once with libunwind's frame-by-frame cursor (which tells where each value came
+// from), and the frames; a capture checks them (a load and a compare each) and, on a match, copies the frames.
 //
-// Not covered, by design: frames whose CFA rule uses another register or an expression (stack realignment with a
-// DRAP register); a stack holding a signal frame is never memorized. Learning is rationed (one walk at most per
+// Not learned, so always unwound: a stack with a frame whose rbp points into its own frame at another offset than a
+// frame pointer's (its CFA may be rbp-based otherwise: stack realignment, libffi's call frames), a frame-pointer frame
+// whose rbp comes from the capturing function's own frame or the live register, a walk that ends at a frame without
+// unwind info, and a signal frame. Not covered: a CFA rule that uses another register than rsp or rbp. Learning is rationed (one walk at most per
 // kLearnEvery captures on a thread), so stacks that never repeat cost one unwind and a comparison of return addresses;
 // a learning walk costs about ten unwinds.
 #pragma once
@@ -35,14 +37,13 @@ struct Check {
 struct Entry {
   uintptr_t cfa = 0;         // the capturing function's CFA when the walk was made (0: entry unused)
   size_t request = 0;        // frames asked for
+  size_t skip = 0;           // of them, skipped (the machinery cut is of what is left)
   size_t count = 0;          // frames found
   const void* machinery = nullptr;  // the ranges cut was worked out with
   size_t cut = 0;                   // machinery frames at the top of frames
   bool learned = false;      // checks below are valid
   bool unlearnable = false;  // a walk of these frames cannot be checked (a signal frame, a cursor that disagreed)
   unsigned relearned = 0;
-  bool checks_live_rbp = false;  // a frame-pointer frame took rbp from the live register, which was live_rbp
-  uintptr_t live_rbp = 0;
   size_t check_count = 0;
   uintptr_t frames[kMaxFrames];
   Check checks[kMaxChecks];
@@ -63,9 +64,8 @@ ThreadMemo* this_thread();
 // Captures on this thread answered from its memo so far.
 uint64_t reused_on_this_thread();
 
-inline bool holds(const Entry& e, uintptr_t cfa, size_t request, const void* machinery, uintptr_t live_rbp) {
-  if (e.cfa != cfa || !e.learned || e.request != request || e.machinery != machinery) return false;
-  if (e.checks_live_rbp && e.live_rbp != live_rbp) return false;
+inline bool holds(const Entry& e, uintptr_t cfa, size_t request, size_t skip, const void* machinery) {
+  if (e.cfa != cfa || !e.learned || e.request != request || e.skip != skip || e.machinery != machinery) return false;
   const Check* c = e.checks;
   const Check* end = c + e.check_count;
   while (c != end && *reinterpret_cast<const volatile uintptr_t*>(c->address) == c->value) ++c;
@@ -74,10 +74,10 @@ inline bool holds(const Entry& e, uintptr_t cfa, size_t request, const void* mac
 
 // The entry whose checks all hold for a capture from cfa asking for request frames, or nullptr. The last one found
 // is tried first: launches come in runs from one place.
-inline const Entry* find(ThreadMemo& memo, uintptr_t cfa, size_t request, const void* machinery, uintptr_t live_rbp) {
-  if (holds(memo.entries[memo.last_found], cfa, request, machinery, live_rbp)) return &memo.entries[memo.last_found];
+inline const Entry* find(ThreadMemo& memo, uintptr_t cfa, size_t request, size_t skip, const void* machinery) {
+  if (holds(memo.entries[memo.last_found], cfa, request, skip, machinery)) return &memo.entries[memo.last_found];
   for (unsigned i = 0; i < kEntries; ++i) {
-    if (i != memo.last_found && holds(memo.entries[i], cfa, request, machinery, live_rbp)) {
+    if (i != memo.last_found && holds(memo.entries[i], cfa, request, skip, machinery)) {
       memo.last_found = i;
       return &memo.entries[i];
     }
