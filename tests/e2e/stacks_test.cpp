@@ -151,6 +151,39 @@ TEST(Stacks, ACodeObjectAtAFreedOnesAddressGetsItsOwnLine) {
   EXPECT_TRUE(found) << frames.dump(2);
 }
 
+// Launches from one function at one depth, from two lines in turn, hundreds of times (the stacks are remembered and
+// reused, native and Python): each launch the report keeps names its own line, and all have the same native frames
+// up to the Python interpreter.
+TEST(Stacks, RepeatedStacksKeepEachLaunchsOwnLine) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {"python3", REPEATED_STACK_JOB, SIM_DIR}, {{"LD_PRELOAD", kShim}});
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  const json& recent = o.report["recent_launches"];
+  ASSERT_GE(recent.size(), 8u);
+  int first_line = line_of(REPEATED_STACK_JOB, "# FIRST_LINE"), second_line = line_of(REPEATED_STACK_JOB, "# SECOND_LINE");
+  int from_first = 0, from_second = 0;
+  for (const json& launch : recent) {
+    const json& frames = launch["python_stack"];
+    ASSERT_GE(frames.size(), 2u) << launch.dump(2);
+    const json* step = nullptr;
+    for (const json& f : frames) {
+      if (f["function"] == "step") step = &f;
+    }
+    ASSERT_NE(step, nullptr) << frames.dump(2);
+    int blocks = launch["grid"][0].get<int>();
+    EXPECT_EQ((*step)["line"], blocks == 1 ? first_line : second_line) << launch.dump(2);
+    (blocks == 1 ? from_first : from_second) += 1;
+    EXPECT_FALSE(launch["native_stack"].empty());
+  }
+  EXPECT_GT(from_first, 0);
+  EXPECT_GT(from_second, 0);
+  const json& culprit = o.report["culprit"]["python_stack"];
+  ASSERT_FALSE(culprit.empty());
+  bool named = false;
+  for (const json& f : culprit) named = named || (f["function"] == "step" && f["line"] == first_line);
+  EXPECT_TRUE(named) << culprit.dump(2);
+}
+
 TEST(Stacks, PythonFramesCanBeTurnedOff) {
   e2e::TempDir dir;
   Outcome o = run_in(dir, {"python3", PYTHON_JOB, SIM_DIR}, {{"LD_PRELOAD", kShim}, {"FIRSTASSERT_PYTHON", "0"}});
