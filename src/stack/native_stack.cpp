@@ -49,6 +49,11 @@ __attribute__((always_inline)) inline bool learn_walk(stack_memo::Entry& e, size
   unw_context_t context;
   unw_cursor_t cursor;
   if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) return false;
+  // The capturing function keeps a frame pointer (a build with -fno-omit-frame-pointer): then its caller's rbp was
+  // pushed at CFA - 16 by its first instruction, before any check can run.
+  unw_word_t own_rbp = 0;
+  if (unw_get_reg(&cursor, UNW_X86_64_RBP, &own_rbp) != 0) return false;
+  const uintptr_t own_rbp_slot = own_rbp + 2 * sizeof(uintptr_t) == e.cfa ? e.cfa - 2 * sizeof(uintptr_t) : 0;
   if (unw_step(&cursor) <= 0) return false;  // to the caller: frames[0]
   size_t count = 0, checks = 0;
   auto check = [&](uintptr_t address, uintptr_t value) {
@@ -79,12 +84,17 @@ __attribute__((always_inline)) inline bool learn_walk(stack_memo::Entry& e, size
     if (unw_get_reg(&cursor, UNW_REG_SP, &cfa) != 0 || unw_get_reg(&cursor, UNW_REG_IP, &next_ip) != 0 ||
         unw_get_save_loc(&cursor, UNW_REG_IP, &ip_from) != 0)
       return false;
-    if (cfa == rbp + 2 * sizeof(uintptr_t)) {
-      // A frame-pointer frame: its CFA came from rbp, so rbp's value is part of the walk. Only a slot outside the
-      // capturing function's frame is checked: its own frame's save may not have happened yet when a check runs.
-      if (rbp_from.type != UNW_SLT_MEMORY || rbp_from.u.addr < e.cfa || !check(rbp_from.u.addr, rbp)) return false;
-    } else if (rbp >= sp && rbp < cfa) {
-      return false;  // rbp points into the frame: its CFA may be rbp-based at another offset (realigned, libffi)
+    if (rbp >= sp && rbp < cfa) {
+      // rbp points into the frame: its CFA may come from rbp (a frame pointer's at CFA - 16, libffi's at CFA - 32)
+      // or from the word below it (GCC's realigned frames keep the CFA at rbp - 8), so both are part of the walk.
+      // Only a slot outside the capturing function's frame is checked, or its frame pointer's: another save of its
+      // own may not have happened yet when a check runs.
+      bool outside = rbp_from.type == UNW_SLT_MEMORY && (rbp_from.u.addr >= e.cfa || rbp_from.u.addr == own_rbp_slot);
+      if (!outside || !check(rbp_from.u.addr, rbp)) return false;
+      if (cfa != rbp + 2 * sizeof(uintptr_t)) {
+        uintptr_t below = rbp - sizeof(uintptr_t);
+        if (below < sp || !check(below, *reinterpret_cast<const uintptr_t*>(below))) return false;
+      }
     }
     // The return address's slot, even when it holds 0 (the end of the stack).
     if (ip_from.type != UNW_SLT_MEMORY || !check(ip_from.u.addr, next_ip)) return false;

@@ -3,16 +3,17 @@
 // few stacks over and over).
 //
 // What makes two walks the same: the unwinder computes each frame's canonical frame address (CFA) from the stack
-// pointer or, in frames that keep a frame pointer, from rbp (CFA = rbp + 16), and reads the caller's return address
-// from CFA - 8. So a walk that starts from the same CFA is repeated exactly when every return-address slot it read
-// still holds the same address and every frame-pointer frame's rbp came from a slot that still holds the same value.
-// A memo keeps those slots, learned once with libunwind's frame-by-frame cursor (which tells where each value came
-// from), and the frames; a capture checks them (a load and a compare each) and, on a match, copies the frames.
+// pointer or, in frames whose rbp points into them, possibly from rbp (a frame pointer: CFA = rbp + 16; libffi's
+// call frames: rbp + 32; GCC's realigned frames: the word at rbp - 8), and reads the caller's return address from
+// CFA - 8. So a walk that starts from the same CFA is repeated exactly when every return-address slot it read still
+// holds the same address and, in every frame whose rbp points into it, rbp came from a slot that still holds the same
+// value (and the word below rbp is the same). A memo keeps those slots, learned once with libunwind's frame-by-frame
+// cursor (which tells where each value came from), and the frames; a capture checks them (a load and a compare
+// each) and, on a match, copies the frames.
 //
-// Not learned, so always unwound: a stack with a frame whose rbp points into its own frame at another offset than a
-// frame pointer's (its CFA may be rbp-based otherwise: stack realignment, libffi's call frames), a frame-pointer frame
-// whose rbp comes from the capturing function's own frame or the live register, a walk that ends at a frame without
-// unwind info, and a signal frame. Not covered: a CFA rule that uses another register than rsp or rbp. Learning is rationed (one walk at most per
+// Not learned, so always unwound: a stack with such a frame whose rbp comes from the capturing function's own frame
+// (other than its frame pointer's slot) or the live register, a walk that ends at a frame without unwind info, and a
+// signal frame. Not covered: a CFA rule that uses another register than rsp or rbp, or reads other words. Learning is rationed (one walk at most per
 // kLearnEvery captures on a thread), so stacks that never repeat cost one unwind and a comparison of return addresses;
 // a learning walk costs about ten unwinds.
 #pragma once
