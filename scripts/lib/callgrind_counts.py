@@ -96,14 +96,14 @@ def recorded_total(path):
     return total if found else None
 
 
-def run(valgrind, command, env, out_prefix, options=()):
+def run(valgrind, command, env, out_prefix, options=(), timeout=None):
     """Runs COMMAND under callgrind (with extra OPTIONS), one output file per thread. Returns (completed process,
-    {thread number: path})."""
+    {thread number: path}); subprocess.TimeoutExpired past TIMEOUT seconds."""
     for stale in glob.glob(glob.escape(out_prefix) + "*"):
         os.remove(stale)
     completed = subprocess.run([valgrind, "--tool=callgrind", "--separate-threads=yes",
                                 f"--callgrind-out-file={out_prefix}", *options] + command,
-                               env=env, capture_output=True, text=True)
+                               env=env, capture_output=True, text=True, timeout=timeout)
     files = {}
     for path in glob.glob(glob.escape(out_prefix) + "-*"):
         suffix = path.rsplit("-", 1)[1]

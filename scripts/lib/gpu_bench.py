@@ -8,6 +8,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import callgrind_counts  # noqa: E402
@@ -72,11 +73,8 @@ def worker(model_name, steps, count_launches=False):
 
 
 def measure(model_name, shim, env_extra, steps):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("FIRSTASSERT_") and k not in ("LD_PRELOAD", "CUDA_LAUNCH_BLOCKING")}
+    env = clean_environment(shim)
     env.update(env_extra)
-    if shim:
-        env["LD_PRELOAD"] = shim
     completed = subprocess.run([sys.executable, __file__, "--worker", model_name, "--steps", str(steps)],
                                env=env, capture_output=True, text=True)
     if completed.returncode != 0:
@@ -88,43 +86,54 @@ def measure(model_name, shim, env_extra, steps):
 OWN = ("libfirstassert", "libunwind")
 
 
-def instructions_per_step(model_name, shim, steps, valgrind, out_dir, tag):
-    """Instructions of the launching thread per training step, {object file name: count}, by the difference of a
-    run of STEPS and one of 2*STEPS (start-up and warm-up cancel)."""
+def clean_environment(shim=None):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("FIRSTASSERT_") and k not in ("LD_PRELOAD", "CUDA_LAUNCH_BLOCKING")}
     if shim:
         env["LD_PRELOAD"] = shim
+    return env
+
+
+def instructions_per_step(model_name, shim, steps, valgrind, out_dir, tag, deadline):
+    """Instructions per training step of all the process's threads (PyTorch launches backward's kernels from its
+    autograd thread), {object file name: count}, by the difference of a run of STEPS and one of 2*STEPS (start-up and
+    warm-up cancel). subprocess.TimeoutExpired once DEADLINE (time.monotonic()) has passed."""
     counts = []
     for n in (steps, 2 * steps):
         command = [sys.executable, __file__, "--worker", model_name, "--steps", str(n)]
-        completed, files = callgrind_counts.run(valgrind, command, env, os.path.join(out_dir, f"{tag}.{n}"))
-        if completed.returncode != 0 or 1 not in files:
+        completed, files = callgrind_counts.run(valgrind, command, clean_environment(shim),
+                                                os.path.join(out_dir, f"{tag}.{n}"),
+                                                timeout=max(1.0, deadline - time.monotonic()))
+        if completed.returncode != 0 or not files:
             raise RuntimeError(f"callgrind run of {model_name} failed ({completed.returncode}): "
                                f"{completed.stderr.strip()[-300:]}")
-        counts.append(callgrind_counts.self_instructions_by_object(files[1]))
+        total = {}
+        for path in files.values():
+            for k, v in callgrind_counts.self_instructions_by_object(path).items():
+                total[k] = total.get(k, 0) + v
+        counts.append(total)
     first, second = counts
     return {os.path.basename(k): (second.get(k, 0) - first.get(k, 0)) / steps for k in set(first) | set(second)}
 
 
-def instruction_table(model_name, shim, steps, valgrind):
-    """The shim's own instructions per launch on the launching thread (libfirstassert*.so + libunwind), from
-    callgrind, where valgrind runs a CUDA process; one line saying why not otherwise."""
+def instruction_table(model_name, shim, steps, valgrind, budget_s):
+    """The shim's own instructions per CUDA launch (libfirstassert*.so + libunwind, all threads), from callgrind, where
+    valgrind runs a CUDA process within BUDGET_S seconds; one line saying why not otherwise."""
     completed = subprocess.run([sys.executable, __file__, "--worker", model_name, "--count-launches"],
-                               capture_output=True, text=True)
+                               env=clean_environment(), capture_output=True, text=True, timeout=budget_s)
     if completed.returncode != 0:
         print(f"  instructions: skipped (counting the launches of a step failed: {completed.stderr.strip()[-300:]})")
         return
-    launches = json.loads(completed.stdout.strip().splitlines()[-1])["launches_per_step"]
+    launches = max(1, json.loads(completed.stdout.strip().splitlines()[-1])["launches_per_step"])
+    deadline = time.monotonic() + budget_s
     with tempfile.TemporaryDirectory(prefix="gpu_bench_callgrind.") as out_dir:
-        bare = instructions_per_step(model_name, None, steps, valgrind, out_dir, "bare")
-        shimmed = instructions_per_step(model_name, shim, steps, valgrind, out_dir, "shim")
-    own = sum(v for k, v in shimmed.items() if k.startswith(OWN))
-    others = sum(v for k, v in shimmed.items() if not k.startswith(OWN)) - sum(bare.values())
-    print(f"  instructions (callgrind, launching thread, {launches} CUDA events a step by torch.profiler): "
-          f"the shim's own {own / max(launches, 1):,.0f} a launch (target <= 1,200: "
-          f"{'met' if own / max(launches, 1) <= 1200 else 'MISSED'}); other objects' added {others / max(launches, 1):,.0f} "
-          f"a launch; a bare step {sum(bare.values()):,.0f}")
+        bare = instructions_per_step(model_name, None, steps, valgrind, out_dir, "bare", deadline)
+        shimmed = instructions_per_step(model_name, shim, steps, valgrind, out_dir, "shim", deadline)
+    own = sum(v for k, v in shimmed.items() if k.startswith(OWN)) / launches
+    others = (sum(v for k, v in shimmed.items() if not k.startswith(OWN)) - sum(bare.values())) / launches
+    print(f"  instructions (callgrind, all threads; {launches} CUDA activities a step by torch.profiler: kernels, "
+          f"copies, fills): the shim's own {own:,.0f} a launch (target <= 1,200: {'met' if own <= 1200 else 'MISSED'}); "
+          f"other objects' added {others:,.0f} a launch; a bare step {sum(bare.values()):,.0f}")
 
 
 def main():
@@ -134,8 +143,10 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--worker", choices=["mlp", "resnet18"])
     parser.add_argument("--count-launches", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--callgrind-steps", type=int, default=3,
-                        help="steps of the callgrind runs (default 3; 0: no instruction counts)")
+    parser.add_argument("--callgrind-steps", type=int, default=2,
+                        help="steps of the callgrind runs (default 2; 0: no instruction counts)")
+    parser.add_argument("--callgrind-budget", type=int, default=240,
+                        help="seconds the callgrind runs may take in all (default 240)")
     args = parser.parse_args()
     if args.worker:
         worker(args.worker, args.steps, args.count_launches)
@@ -164,15 +175,17 @@ def main():
             print(f"  {name:<36} {value * 1e3:>15.3f} {value / medians['baseline']:>7.2f}")
     # The launch path's own work as instructions, which repeat, after the times: where valgrind is installed and
     # can run a CUDA process (it may not: then one line says so, and the times above stand).
+    sys.stdout.flush()  # the times are out before the slow part starts, whatever becomes of it
     valgrind = shutil.which("valgrind")
     if args.callgrind_steps == 0:
         print("\ninstructions: skipped (--callgrind-steps 0)")
     elif valgrind is None:
         print("\ninstructions: skipped (no valgrind on PATH)")
     else:
-        print(f"\ninstructions, mlp ({args.callgrind_steps} and {2 * args.callgrind_steps} steps, differenced)")
+        print(f"\ninstructions, mlp ({args.callgrind_steps} and {2 * args.callgrind_steps} steps, differenced; at "
+              f"most {args.callgrind_budget} s)", flush=True)
         try:
-            instruction_table("mlp", args.shim, args.callgrind_steps, valgrind)
+            instruction_table("mlp", args.shim, args.callgrind_steps, valgrind, args.callgrind_budget)
         except Exception as e:  # noqa: BLE001  the times above stand, whatever goes wrong here
             print(f"  instructions: skipped ({type(e).__name__}: {e})")
     return 0

@@ -65,6 +65,10 @@ class LaunchRing {
   static_assert(sizeof(LaunchRecord) % sizeof(uint64_t) == 0, "a record is copied in whole words");
   static_assert(offsetof(LaunchRecord, python) % sizeof(uint64_t) == 0 && offsetof(LaunchRecord, stack) % sizeof(uint64_t) == 0,
                 "the frames in use are copied as whole words");
+  // publish copies the fields before the Python frames, then the frames: a field placed after them would be lost.
+  static_assert(offsetof(LaunchRecord, stack) == offsetof(LaunchRecord, python) + sizeof(LaunchRecord::python) &&
+                    sizeof(LaunchRecord) == offsetof(LaunchRecord, stack) + sizeof(LaunchRecord::stack),
+                "the frames end the record");
   struct Slot {
     std::atomic<uint64_t> version{0};  // 0 empty, 2*seq+1 while seq is being written, 2*seq+2 once complete
     std::atomic<uint64_t> words[kRecordWords] = {};
