@@ -4,14 +4,11 @@
 #include <libunwind.h>
 #include <link.h>
 
-#include <pthread.h>
-
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <string_view>
 
-#include "core/fast_tls.h"
+#include "core/thread_block.h"
 #include "stack_memo.h"
 
 namespace firstassert {
@@ -106,11 +103,7 @@ __attribute__((always_inline)) inline bool learn_walk(stack_memo::Entry& e, size
 }
 
 bool same_frames(const stack_memo::Entry& e, const uintptr_t* walked, size_t count) {
-  if (e.count != count) return false;
-  for (size_t i = 0; i < count; ++i) {
-    if (e.frames[i] != walked[i]) return false;
-  }
-  return true;
+  return e.count == count && std::equal(walked, walked + count, e.frames);
 }
 
 // After an unwind: frames seen before from the same place are learned (rationed, see stack_memo.h), others kept in
@@ -120,9 +113,7 @@ __attribute__((always_inline)) inline void remember(stack_memo::ThreadMemo& memo
                                                     const uintptr_t* walked, size_t count) {
   if (memo.since_learning < stack_memo::kLearnEvery) ++memo.since_learning;
   for (stack_memo::Entry& e : memo.entries) {
-    if (e.cfa != cfa || e.request != request || e.skip != skip || e.machinery != machinery ||
-        !same_frames(e, walked, count))
-      continue;
+    if (!e.same_place(cfa, request, skip, machinery) || !same_frames(e, walked, count)) continue;
     // Learned, yet its checks failed on the very same frames: a value the checks hold to changed without changing
     // the walk. Learned again a few times, then left to libunwind.
     if (e.unlearnable || memo.since_learning < stack_memo::kLearnEvery) return;
@@ -201,41 +192,13 @@ __attribute__((noinline)) size_t capture_native_stack(uintptr_t* frames, size_t 
 }
 
 namespace stack_memo {
-namespace {
 
-constinit FIRSTASSERT_FAST_TLS thread_local ThreadMemo* thread_memo = nullptr;
-constinit FIRSTASSERT_FAST_TLS thread_local bool thread_memo_failed = false;
+ThreadMemo* this_thread() { return ThreadBlock<ThreadMemo>::get(); }
 
-// At the thread's exit: a capture made later in its exit (another thread-local's destructor) unwinds.
-void free_thread_memo(void* memo) {
-  thread_memo = nullptr;
-  thread_memo_failed = true;
-  std::free(memo);
+uint64_t reused_on_this_thread() {
+  ThreadMemo* memo = this_thread();
+  return memo != nullptr ? memo->reused : 0;
 }
-
-pthread_key_t memo_key;
-bool memo_key_made = false;
-pthread_once_t memo_key_once = PTHREAD_ONCE_INIT;  // a capture may come before this library's initializers ran
-void make_memo_key() { memo_key_made = pthread_key_create(&memo_key, free_thread_memo) == 0; }
-
-}  // namespace
-
-ThreadMemo* this_thread() {
-  if (thread_memo != nullptr || thread_memo_failed) return thread_memo;
-  pthread_once(&memo_key_once, make_memo_key);
-  // calloc: the memo's fields all start at zero, and its arrays are never read past their counts.
-  auto* memo = static_cast<ThreadMemo*>(std::calloc(1, sizeof(ThreadMemo)));
-  if (memo == nullptr || !memo_key_made || pthread_setspecific(memo_key, memo) != 0) {
-    std::free(memo);
-    thread_memo_failed = true;
-    return nullptr;
-  }
-  memo->since_learning = kLearnEvery;
-  thread_memo = memo;
-  return memo;
-}
-
-uint64_t reused_on_this_thread() { return thread_memo != nullptr ? thread_memo->reused : 0; }
 
 }  // namespace stack_memo
 
@@ -275,23 +238,22 @@ void MachineryRanges::collect(const void* self) {
       &search);
 }
 
-bool MachineryRanges::contains(uintptr_t pc) const {
+size_t MachineryRanges::range_of(uintptr_t pc, size_t first_try) const {
+  if (first_try < count_ && pc >= low_[first_try] && pc < high_[first_try]) return first_try;
   for (size_t i = 0; i < count_; ++i) {
-    if (pc >= low_[i] && pc < high_[i]) return true;
+    if (pc >= low_[i] && pc < high_[i]) return i;
   }
-  return false;
+  return count_;
 }
+
+bool MachineryRanges::contains(uintptr_t pc) const { return range_of(pc, count_) < count_; }
 
 size_t MachineryRanges::leading(const uintptr_t* frames, size_t count) const {
   // Frames come in runs from one library: the range that held the last one is tried first.
-  size_t first = 0, last = 0;
-  for (; first < count; ++first) {
-    uintptr_t pc = frames[first];
-    if (last < count_ && pc >= low_[last] && pc < high_[last]) continue;
-    size_t i = 0;
-    while (i < count_ && !(pc >= low_[i] && pc < high_[i])) ++i;
-    if (i == count_) break;
-    last = i;
+  size_t first = 0;
+  for (size_t range = count_; first < count; ++first) {
+    range = range_of(frames[first], range);
+    if (range == count_) break;
   }
   return first;
 }

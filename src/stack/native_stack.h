@@ -33,6 +33,9 @@ class MachineryRanges {
   size_t leading(const uintptr_t* frames, size_t count) const;
 
  private:
+  // The range holding pc (first_try tried first), or count_.
+  size_t range_of(uintptr_t pc, size_t first_try) const;
+
   uintptr_t low_[kMaxRanges] = {};
   uintptr_t high_[kMaxRanges] = {};
   size_t count_ = 0;

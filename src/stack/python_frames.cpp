@@ -1,7 +1,6 @@
 #include "python_frames.h"
 
 #include <dlfcn.h>
-#include <pthread.h>
 
 #include <atomic>
 #include <cstdio>
@@ -10,8 +9,8 @@
 #include <mutex>
 #include <string>
 
-#include "core/fast_tls.h"
 #include "core/log.h"
+#include "core/thread_block.h"
 #include "python_layout.h"
 
 namespace firstassert {
@@ -122,12 +121,24 @@ constexpr size_t kCodes = 8192;
 // its frames are left out.
 constexpr size_t kProbes = 32;
 constexpr size_t kLinesPerCode = 8;
-struct CodeNames {
-  std::atomic<const void*> code{nullptr};
+// What a code object's names and lines were read from: a code object at the same address with all of these the same
+// is taken for the same one.
+struct CodeIdentity {
   const void* file_object = nullptr;
   const void* name_object = nullptr;
   const void* line_table = nullptr;
   int first_line = 0;
+  bool operator==(const CodeIdentity&) const = default;
+};
+
+CodeIdentity identity_of(const PythonLayout& l, const void* code) {
+  return {at<const void*>(code, l.code_filename), at<const void*>(code, l.code_name),
+          at<const void*>(code, l.code_line_table), at<int>(code, l.code_first_line)};
+}
+
+struct CodeNames {
+  std::atomic<const void*> code{nullptr};
+  CodeIdentity identity;
   const char* file = nullptr;
   const char* function = nullptr;
   // (instruction offset + 1) << 32 | line: PyCode_Addr2Line scans the line table, and a loop launches from the same
@@ -161,14 +172,8 @@ const char* interned(const std::string& text) {
 }
 
 const CodeNames* names_of(const Interpreter& py, const void* code) {
-  const void* file_object = at<const void*>(code, py.layout->code_filename);
-  const void* name_object = at<const void*>(code, py.layout->code_name);
-  const void* line_table = at<const void*>(code, py.layout->code_line_table);
-  int first_line = at<int>(code, py.layout->code_first_line);
-  auto same = [&](const CodeNames& c) {
-    return c.file_object == file_object && c.name_object == name_object && c.line_table == line_table &&
-           c.first_line == first_line;
-  };
+  const CodeIdentity identity = identity_of(*py.layout, code);
+  auto same = [&](const CodeNames& c) { return c.identity == identity; };
   // Objects are 16-byte aligned: the low bits say nothing, and a multiplicative hash spreads the rest.
   static_assert(kCodes == 1u << 13);
   size_t start = static_cast<size_t>((reinterpret_cast<uintptr_t>(code) >> 4) * 0x9E3779B97F4A7C15ull >> (64 - 13));
@@ -186,12 +191,9 @@ const CodeNames* names_of(const Interpreter& py, const void* code) {
     const void* seen = c.code.load(std::memory_order_relaxed);
     if (seen == code && same(c)) return &c;
     if (seen != nullptr) continue;
-    c.file_object = file_object;
-    c.name_object = name_object;
-    c.line_table = line_table;
-    c.first_line = first_line;
-    c.file = interned(text_of(py, file_object));
-    c.function = interned(text_of(py, name_object));
+    c.identity = identity;
+    c.file = interned(text_of(py, identity.file_object));
+    c.function = interned(text_of(py, identity.name_object));
     c.code.store(code, std::memory_order_release);
     return &c;
   }
@@ -243,29 +245,6 @@ struct WalkMemo {
   Step steps[kMemoSteps];
 };
 
-constinit FIRSTASSERT_FAST_TLS thread_local WalkMemo* walk_memo = nullptr;
-constinit FIRSTASSERT_FAST_TLS thread_local bool walk_memo_failed = false;
-
-void free_walk_memo(void* memo) {
-  walk_memo = nullptr;
-  walk_memo_failed = true;  // a capture later in the thread's exit resolves every frame
-  std::free(memo);
-}
-
-WalkMemo* this_thread_memo() {
-  if (walk_memo != nullptr || walk_memo_failed) return walk_memo;
-  static pthread_key_t key;
-  static const bool key_made = pthread_key_create(&key, free_walk_memo) == 0;
-  auto* memo = static_cast<WalkMemo*>(std::calloc(1, sizeof(WalkMemo)));
-  if (memo == nullptr || !key_made || pthread_setspecific(key, memo) != 0) {
-    std::free(memo);
-    walk_memo_failed = true;
-    return nullptr;
-  }
-  walk_memo = memo;
-  return memo;
-}
-
 }  // namespace
 
 size_t capture_python_stack(PythonFrame* frames, size_t max_frames) {
@@ -275,11 +254,9 @@ size_t capture_python_stack(PythonFrame* frames, size_t max_frames) {
   const PythonLayout& l = *py.layout;
   const void* thread = py.this_thread_state();
   if (thread == nullptr) return 0;  // a thread Python has never run on
-  WalkMemo* memo = this_thread_memo();
+  WalkMemo* memo = ThreadBlock<WalkMemo>::get();
   // The layout's offsets in locals: the stores into frames could alias it, and would reload them every frame.
   const size_t code_at = l.frame_code, previous_at = l.frame_previous, instruction_at = l.frame_instruction;
-  const size_t file_at = l.code_filename, name_at = l.code_name, lines_at = l.code_line_table;
-  const size_t first_line_at = l.code_first_line;
   const bool pointer_instruction = l.interpreter_frames;
   const ptrdiff_t owner_at = l.frame_owner;
   const void* const code_type = py.code_type;
@@ -296,11 +273,7 @@ size_t capture_python_stack(PythonFrame* frames, size_t max_frames) {
                  step->owner == owner;
     if (again) {
       const CodeNames* n = step->names;
-      again = n != nullptr ? n->file_object == at<const void*>(code, file_at) &&
-                                 n->name_object == at<const void*>(code, name_at) &&
-                                 n->line_table == at<const void*>(code, lines_at) &&
-                                 n->first_line == at<int>(code, first_line_at)
-                           : !is_a(code, code_type);
+      again = n != nullptr ? n->identity == identity_of(l, code) : !is_a(code, code_type);
     }
     if (again) {
       if (step->names != nullptr) frames[count++] = {step->names->file, step->names->function, step->line};

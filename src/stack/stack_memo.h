@@ -48,6 +48,11 @@ struct Entry {
   size_t check_count = 0;
   uintptr_t frames[kMaxFrames];
   Check checks[kMaxChecks];
+
+  // Made by a capture from the same place asking for the same frames (what a memo entry is found by).
+  bool same_place(uintptr_t at_cfa, size_t frames_asked, size_t frames_skipped, const void* cut_with) const {
+    return cfa == at_cfa && request == frames_asked && skip == frames_skipped && machinery == cut_with;
+  }
 };
 
 struct ThreadMemo {
@@ -66,7 +71,7 @@ ThreadMemo* this_thread();
 uint64_t reused_on_this_thread();
 
 inline bool holds(const Entry& e, uintptr_t cfa, size_t request, size_t skip, const void* machinery) {
-  if (e.cfa != cfa || !e.learned || e.request != request || e.skip != skip || e.machinery != machinery) return false;
+  if (!e.learned || !e.same_place(cfa, request, skip, machinery)) return false;
   const Check* c = e.checks;
   const Check* end = c + e.check_count;
   while (c != end && *reinterpret_cast<const volatile uintptr_t*>(c->address) == c->value) ++c;
