@@ -30,22 +30,12 @@ class LaunchRing {
   // Reserves the next sequence number and slot; fill() writes the record (seq already set). Returns the seq.
   template <typename Fill>
   uint64_t append(Fill&& fill) {
-    uint64_t seq = next_.fetch_add(1, std::memory_order_relaxed);
-    LaunchRecord record{LaunchRecord::FramesUnset{}};
-    record.seq = seq;
-    fill(record);
-    publish(record, {record.python, record.stack});
-    return seq;
+    return append_filled(fill, [](const LaunchRecord& record) { return Frames{record.python, record.stack}; });
   }
   // The same, fill() writing the fields only: the record's python_depth and stack_depth frames are taken from frames.
   template <typename Fill>
-  uint64_t append(Fill&& fill, const Frames& frames) {
-    uint64_t seq = next_.fetch_add(1, std::memory_order_relaxed);
-    LaunchRecord record{LaunchRecord::FramesUnset{}};
-    record.seq = seq;
-    fill(record);
-    publish(record, frames);
-    return seq;
+  uint64_t append(Fill&& fill, Frames frames) {
+    return append_filled(fill, [frames](const LaunchRecord&) { return frames; });
   }
 
   // Complete records still in the ring, oldest first.
@@ -74,6 +64,15 @@ class LaunchRing {
     std::atomic<uint64_t> words[kRecordWords] = {};
   };
   static constexpr size_t kFieldWords = offsetof(LaunchRecord, python) / sizeof(uint64_t);
+  template <typename Fill, typename FramesOf>
+  uint64_t append_filled(Fill& fill, FramesOf&& frames_of) {
+    uint64_t seq = next_.fetch_add(1, std::memory_order_relaxed);
+    LaunchRecord record{LaunchRecord::FramesUnset{}};
+    record.seq = seq;
+    fill(record);
+    publish(record, frames_of(record));
+    return seq;
+  }
   bool read(const Slot& slot, LaunchRecord& out) const;
   static void store_words(Slot& slot, size_t first, const void* from, size_t words);
   template <size_t... I>
