@@ -16,6 +16,13 @@
 namespace firstassert {
 namespace {
 
+// Under ThreadSanitizer native stacks are walked frame by frame, without the memo: a test of it has nothing to test.
+#if defined(__SANITIZE_THREAD__)
+#define SKIP_WITHOUT_THE_MEMO() GTEST_SKIP() << "under ThreadSanitizer native stacks are walked frame by frame, without the memo"
+#else
+#define SKIP_WITHOUT_THE_MEMO() static_cast<void>(0)
+#endif
+
 constexpr int kRounds = 3 * stack_memo::kLearnEvery;  // enough captures for each stack to be learned and reused
 
 std::vector<uintptr_t> frames_of(size_t (*capture)(uintptr_t*, size_t)) {
@@ -60,9 +67,7 @@ __attribute__((noinline)) size_t via_right(uintptr_t* frames, size_t max) {
 // another stack: its return address into the test differs).
 
 TEST(StackMemo, ARepeatedStackIsReusedWithTheSameFrames) {
-#if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "under ThreadSanitizer native stacks are walked frame by frame, without the memo";
-#endif
+  SKIP_WITHOUT_THE_MEMO();
   uint64_t reused_before = stack_memo::reused_on_this_thread();
   std::vector<uintptr_t> first;
   for (int i = 0; i < kRounds; ++i) {
@@ -76,9 +81,7 @@ TEST(StackMemo, ARepeatedStackIsReusedWithTheSameFrames) {
 }
 
 TEST(StackMemo, SameInnerFramesUnderAnotherCallerAreNotTakenForTheOther) {
-#if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "under ThreadSanitizer native stacks are walked frame by frame, without the memo";
-#endif
+  SKIP_WITHOUT_THE_MEMO();
   uint64_t reused_before = stack_memo::reused_on_this_thread();
   std::vector<uintptr_t> left, right;
   for (int i = 0; i < kRounds; ++i) {
@@ -302,9 +305,7 @@ __attribute__((noinline)) size_t direct(Callback fn, void* arg) {
 
 // A frame-pointer frame's rbp tells its two callers apart where the return-address slots alone do not.
 TEST(StackMemo, AFramePointerFrameUnderAnotherCallerIsWalkedAgain) {
-#if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "under ThreadSanitizer native stacks are walked frame by frame, without the memo";
-#endif
+  SKIP_WITHOUT_THE_MEMO();
   uint64_t reused_before = stack_memo::reused_on_this_thread();
   auto fresh = expect_as_fresh({{stack_memo_fp_small}, {stack_memo_fp_large}});
   ASSERT_EQ(fresh.size(), 2u);
@@ -314,9 +315,7 @@ TEST(StackMemo, AFramePointerFrameUnderAnotherCallerIsWalkedAgain) {
 
 // An rbp-based frame whose CFA is not rbp + 16 is never answered from the memo with another caller's frames.
 TEST(StackMemo, AnRbpFrameWithAnotherCfaOffsetIsWalkedAgain) {
-#if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "under ThreadSanitizer native stacks are walked frame by frame, without the memo";
-#endif
+  SKIP_WITHOUT_THE_MEMO();
   auto fresh = expect_as_fresh({{stack_memo_rbp32_small}, {stack_memo_rbp32_large}});
   ASSERT_EQ(fresh.size(), 2u);
   EXPECT_NE(fresh[0], fresh[1]);
@@ -325,9 +324,7 @@ TEST(StackMemo, AnRbpFrameWithAnotherCfaOffsetIsWalkedAgain) {
 // A realigned frame (CFA read from the stack, GCC's DRAP) is never answered with another caller's frames, at every
 // alignment of the stack above it.
 TEST(StackMemo, ARealignedFrameIsWalkedAgain) {
-#if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "under ThreadSanitizer native stacks are walked frame by frame, without the memo";
-#endif
+  SKIP_WITHOUT_THE_MEMO();
   for (size_t lower = 16; lower <= 64; lower += 16) {
     auto fresh = expect_as_fresh({{stack_memo_drap_small}, {stack_memo_drap_large}}, lower);
     ASSERT_EQ(fresh.size(), 2u) << "lowered by " << lower;
@@ -337,9 +334,7 @@ TEST(StackMemo, ARealignedFrameIsWalkedAgain) {
 
 // Stacks alike in their first kSharedFrames + 2 frames, slots and all, keep their own callers further out.
 TEST(StackMemo, StacksThatDifferOnlyFarOutKeepTheirOwnFrames) {
-#if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "under ThreadSanitizer native stacks are walked frame by frame, without the memo";
-#endif
+  SKIP_WITHOUT_THE_MEMO();
   uint64_t reused_before = stack_memo::reused_on_this_thread();
   auto fresh = expect_as_fresh({{far_left}, {far_right}});
   ASSERT_EQ(fresh.size(), 2u);
@@ -352,9 +347,7 @@ TEST(StackMemo, StacksThatDifferOnlyFarOutKeepTheirOwnFrames) {
 
 // At one call site, each depth and skip gets its own frames and cut, also where max_frames + skip is the same.
 TEST(StackMemo, EachDepthAndSkipAtOneCallSiteGetsItsOwnFramesAndCut) {
-#if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "under ThreadSanitizer native stacks are walked frame by frame, without the memo";
-#endif
+  SKIP_WITHOUT_THE_MEMO();
   const MachineryRanges* m = &this_binary();
   uint64_t reused_before = stack_memo::reused_on_this_thread();
   expect_as_fresh({{direct, 2, 0, m}, {direct, 64, 0, m}, {direct, 2, 1, m}, {direct, 64, 1, m}});
@@ -364,9 +357,7 @@ TEST(StackMemo, EachDepthAndSkipAtOneCallSiteGetsItsOwnFramesAndCut) {
 
 // At one call site, each MachineryRanges gets its own cut.
 TEST(StackMemo, EachMachineryAtOneCallSiteGetsItsOwnCut) {
-#if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "under ThreadSanitizer native stacks are walked frame by frame, without the memo";
-#endif
+  SKIP_WITHOUT_THE_MEMO();
   uint64_t reused_before = stack_memo::reused_on_this_thread();
   expect_as_fresh({{direct, 64, 0, &no_machinery}, {direct, 64, 0, &this_binary()}});
   EXPECT_GT(stack_memo::reused_on_this_thread(), reused_before);
