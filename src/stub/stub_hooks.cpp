@@ -139,16 +139,12 @@ namespace fas = firstassert::stub;
   }                                                                                                           \
   }                                                                                                           \
   extern "C" __attribute__((visibility("hidden"))) Ret firstassert_hook_##name decl;                           \
-  /* The first call (and a CUDA without the entry point): resolve, then go on. Apart, so that the fast path */ \
-  /* below spills nothing: two loads and a jump. */                                                           \
+  /* The first call (and a CUDA without the entry point): resolve (kept in real_<name>), then the hook again. */ \
+  /* Apart, so that the hook's own path spills nothing: two loads and a jump. */                              \
   extern "C" __attribute__((visibility("hidden"), noinline)) Ret firstassert_first_##name decl {              \
-    using Fn = Ret(*) decl;                                                                                   \
-    auto fn = reinterpret_cast<Fn>(                                                                           \
-        fas::resolve(fas::real_##name, #name, reinterpret_cast<const void*>(&firstassert_hook_##name)));      \
-    if (fn == nullptr) return fas::missing<Ret>(#name);                                                       \
-    auto recorder = reinterpret_cast<Fn>(fas::recorder_##name.load(std::memory_order_acquire));               \
-    if (recorder != nullptr) FIRSTASSERT_TAIL return recorder args;                                           \
-    FIRSTASSERT_TAIL return fn args;                                                                          \
+    if (fas::resolve(fas::real_##name, #name, reinterpret_cast<const void*>(&firstassert_hook_##name)) == nullptr) \
+      return fas::missing<Ret>(#name);                                                                        \
+    FIRSTASSERT_TAIL return firstassert_hook_##name args;                                                     \
   }                                                                                                           \
   extern "C" __attribute__((visibility("hidden"))) Ret firstassert_hook_##name decl {                         \
     using Fn = Ret(*) decl;                                                                                   \
