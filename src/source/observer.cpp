@@ -201,6 +201,10 @@ void after_launch(const LaunchEvent& launch, uint64_t seq, const char* kernel) {
   recording.tracker->record_call(sync);
 }
 
+ApiDomain api_domain_of(CUpti_CallbackDomain domain) {
+  return domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::runtime : ApiDomain::driver;
+}
+
 }  // namespace
 
 void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t context, uint32_t correlation_id,
@@ -231,8 +235,7 @@ void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t c
       launch.returned = code;
       recording.tracker->record_launch(launch, nullptr);  // no breadcrumb or sync: the context is lost
     }
-    ApiDomain api_domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::runtime : ApiDomain::driver;
-    if (refused) recording.tracker->record_launch_error(launch, api_domain, code);
+    if (refused) recording.tracker->record_launch_error(launch, api_domain_of(domain), code);
   } else {
     if (!returns_error_code(domain, cbid)) return;
     if (code == 0) {
@@ -241,7 +244,7 @@ void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t c
     }
   }
   ApiCall call;
-  call.domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::runtime : ApiDomain::driver;
+  call.domain = api_domain_of(domain);
   call.api = site.function;
   call.code = code;
   call.context = context;
