@@ -76,6 +76,11 @@ def self_instructions_by_object(path, functions=False):
     return by_object
 
 
+def difference(first, second):
+    """{key: second's count - first's} over the keys of either: what a longer run did beyond a shorter one."""
+    return {key: second.get(key, 0) - first.get(key, 0) for key in set(first) | set(second)}
+
+
 def recorded_total(path):
     """The Ir total callgrind wrote for the file: its `totals:` lines (one a part), or where a part has none its
     `summary:` line; None if there is neither."""

@@ -112,8 +112,7 @@ def instructions_per_step(model_name, shim, steps, valgrind, out_dir, tag, deadl
             for k, v in callgrind_counts.self_instructions_by_object(path).items():
                 total[k] = total.get(k, 0) + v
         counts.append(total)
-    first, second = counts
-    return {os.path.basename(k): (second.get(k, 0) - first.get(k, 0)) / steps for k in set(first) | set(second)}
+    return {os.path.basename(k): v / steps for k, v in callgrind_counts.difference(*counts).items()}
 
 
 def instruction_table(model_name, shim, steps, valgrind, budget_s):

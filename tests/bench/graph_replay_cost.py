@@ -15,13 +15,15 @@ the nodes: the simulator's cost, which a real GPU does not put on the CPU, but a
 the shim adds to a graph or before a launch are executed).
 """
 import argparse
-import glob
 import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "lib"))
+import callgrind_counts  # noqa: E402  (scripts/lib: shared with launch_cost and scripts/gpu-bench)
 
 # (name, shim?, environment); the first is what the rest are compared with.
 CONFIGURATIONS = [
@@ -54,22 +56,15 @@ def run_once(args, shim, env_extra):
 
 def callgrind_once(args, name, shim, env_extra, out_dir, tag):
     """Instructions per replay under callgrind: (launching thread, all threads), or None if none were counted."""
-    env = environment(args, shim, env_extra)
-    out = os.path.join(out_dir, f"callgrind.{tag}")
-    command = [args.valgrind, "--tool=callgrind", "--instr-atstart=no", "--separate-threads=yes",
-               f"--callgrind-out-file={out}", args.program, str(args.callgrind_replays), "--nodes", str(args.nodes),
-               "--sync-every", str(args.sync_every)]
-    completed = subprocess.run(command, env=env, capture_output=True, text=True)
+    command = [args.program, str(args.callgrind_replays), "--nodes", str(args.nodes), "--sync-every", str(args.sync_every)]
+    completed, files = callgrind_counts.run(args.valgrind, command, environment(args, shim, env_extra),
+                                            os.path.join(out_dir, f"callgrind.{tag}"), options=["--instr-atstart=no"])
     if completed.returncode != 0:
         # Not fatal: valgrind cannot run everything (a sanitizer build, say); the timed rows stand without it.
         last = (completed.stderr.strip().splitlines() or [""])[-1]
         print(f"  callgrind run failed ({name}, status {completed.returncode}): {last}")
         return None
-    per_thread = {}
-    for path in glob.glob(out + "-*"):
-        with open(path) as f:
-            totals = [int(line.split()[1]) for line in f if line.startswith("totals:")]
-        per_thread[int(path.rsplit("-", 1)[1])] = totals[0] if totals else 0
+    per_thread = {thread: callgrind_counts.recorded_total(path) or 0 for thread, path in files.items()}
     if not per_thread or per_thread.get(1, 0) == 0:
         return None  # built without valgrind's header, the program never starts the instrumentation
     return per_thread[1] / args.callgrind_replays, sum(per_thread.values()) / args.callgrind_replays

@@ -165,10 +165,9 @@ def per_launch(single, double, launches):
     """{column: instructions per launch} from the counts of the runs with LAUNCHES and 2 x LAUNCHES timed launches:
     the difference holds only launches, as both runs start and exit alike."""
     added = {}
-    for counts, sign in ((double, 1), (single, -1)):
-        for path, instructions in counts.items():
-            column = object_column(path)
-            added[column] = added.get(column, 0) + sign * instructions
+    for path, instructions in callgrind_counts.difference(single, double).items():
+        column = object_column(path)
+        added[column] = added.get(column, 0) + instructions
     made = launches_made(2 * launches) - launches_made(launches)
     figures = {column: added.get(column, 0) / made for column in COLUMNS}
     figures["own"] = sum(figures[column] for column in OWN_COLUMNS)

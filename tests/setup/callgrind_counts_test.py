@@ -104,6 +104,9 @@ class CallgrindCounts(unittest.TestCase):
         finally:
             os.remove(path)
 
+    def test_difference_covers_the_keys_of_either_run(self):
+        self.assertEqual(callgrind_counts.difference({"a": 5, "b": 2}, {"a": 9, "c": 4}), {"a": 4, "b": -2, "c": 4})
+
     def test_a_file_without_ir_is_refused(self):
         path = write("positions: line\nevents: Dr\nob=(1) x\nfn=(1) f\n1 5\n")
         try:
