@@ -130,31 +130,43 @@ namespace fas = firstassert::stub;
 #endif
 
 // Each hook is a hidden function (so that its own address is always its own, whatever else is preloaded) and an
-// exported alias under the CUDA name; recorder_<name> is the recorder's implementation, once the recorder is loaded.
+// exported alias under the CUDA name, written in assembly: the recorder's implementation (recorder_<name>, once the
+// recorder is loaded and interposition is on), else the real entry point, is reached by a plain jump, whatever the
+// parameters are (a C++ body spills the by-value dim3s of a launch before it can jump). The slots are extern "C" so
+// that the assembly can name them; a call before the real entry point is known goes to firstassert_first_<name>.
 #define FIRSTASSERT_STUB_HOOK(DOMAIN, cbid, Params, Ret, name, base, per_thread, decl, args)                    \
-  namespace firstassert::stub {                                                                               \
-  namespace {                                                                                                 \
-  RealSlot real_##name;                                                                                       \
-  std::atomic<void*> recorder_##name{nullptr};                                                                    \
+  extern "C" {                                                                                                \
+  __attribute__((visibility("hidden"))) firstassert::RealSlot firstassert_real_##name;                        \
+  __attribute__((visibility("hidden"))) std::atomic<void*> firstassert_recorder_##name{nullptr};              \
+  __attribute__((visibility("hidden"))) Ret firstassert_hook_##name decl;                                     \
   }                                                                                                           \
-  }                                                                                                           \
-  extern "C" __attribute__((visibility("hidden"))) Ret firstassert_hook_##name decl;                           \
+  static_assert(offsetof(firstassert::RealSlot, fn) == 0 && sizeof(std::atomic<void*>) == sizeof(void*),      \
+                "the assembly reads the slots as plain pointers");                                           \
   /* The first call (and a CUDA without the entry point): resolve (kept in real_<name>), then the hook again. */ \
-  /* Apart, so that the hook's own path spills nothing: two loads and a jump. */                              \
   extern "C" __attribute__((visibility("hidden"), noinline)) Ret firstassert_first_##name decl {              \
-    if (fas::resolve(fas::real_##name, #name, reinterpret_cast<const void*>(&firstassert_hook_##name)) == nullptr) \
+    if (fas::resolve(firstassert_real_##name, #name, reinterpret_cast<const void*>(&firstassert_hook_##name)) == \
+        nullptr)                                                                                              \
       return fas::missing<Ret>(#name);                                                                        \
     FIRSTASSERT_TAIL return firstassert_hook_##name args;                                                     \
   }                                                                                                           \
-  extern "C" __attribute__((visibility("hidden"))) Ret firstassert_hook_##name decl {                         \
-    using Fn = Ret(*) decl;                                                                                   \
-    auto fn = reinterpret_cast<Fn>(fas::real_##name.fn.load(std::memory_order_acquire));                      \
-    if (fn == nullptr) FIRSTASSERT_TAIL return firstassert_first_##name args;                                 \
-    auto recorder = reinterpret_cast<Fn>(fas::recorder_##name.load(std::memory_order_acquire));               \
-    if (recorder != nullptr) FIRSTASSERT_TAIL return recorder args;                                           \
-    FIRSTASSERT_TAIL return fn args;                                                                          \
-  }                                                                                                           \
-  FIRSTASSERT_INTERPOSE Ret name decl __attribute__((alias("firstassert_hook_" #name)));
+  /* r10 and r11 carry no argument (and al, the vector-register count of a variadic call, is left alone). */  \
+  asm(".text\n"                                                                                               \
+      ".globl firstassert_hook_" #name "\n"                                                                   \
+      ".hidden firstassert_hook_" #name "\n"                                                                  \
+      ".type firstassert_hook_" #name ", @function\n"                                                         \
+      ".globl " #name "\n"                                                                                    \
+      ".type " #name ", @function\n"                                                                          \
+      "firstassert_hook_" #name ":\n"                                                                         \
+      #name ":\n"                                                                                             \
+      "  movq firstassert_real_" #name "(%rip), %r11\n"                                                       \
+      "  testq %r11, %r11\n"                                                                                  \
+      "  jz firstassert_first_" #name "\n"                                                                    \
+      "  movq firstassert_recorder_" #name "(%rip), %r10\n"                                                   \
+      "  testq %r10, %r10\n"                                                                                  \
+      "  cmovnzq %r10, %r11\n"                                                                                \
+      "  jmp *%r11\n"                                                                                         \
+      ".size firstassert_hook_" #name ", .-firstassert_hook_" #name "\n"                                      \
+      ".size " #name ", .-" #name "\n");
 
 FIRSTASSERT_INTERPOSED_RUNTIME(FIRSTASSERT_STUB_HOOK)
 FIRSTASSERT_INTERPOSED_DRIVER(FIRSTASSERT_STUB_HOOK)
@@ -213,8 +225,9 @@ struct Hook {
   void* implementation;          // the recorder's, found when it is loaded
 };
 
-#define FIRSTASSERT_STUB_HOOK_ENTRY(DOMAIN, cbid, Params, Ret, name, base, per_thread, decl, args) \
-  {#name, &real_##name, reinterpret_cast<void*>(&firstassert_hook_##name), &recorder_##name, nullptr},
+#define FIRSTASSERT_STUB_HOOK_ENTRY(DOMAIN, cbid, Params, Ret, name, base, per_thread, decl, args)      \
+  {#name, &firstassert_real_##name, reinterpret_cast<void*>(&firstassert_hook_##name), &firstassert_recorder_##name, \
+   nullptr},
 
 Hook hooks[] = {FIRSTASSERT_INTERPOSED_RUNTIME(FIRSTASSERT_STUB_HOOK_ENTRY)
                     FIRSTASSERT_INTERPOSED_DRIVER(FIRSTASSERT_STUB_HOOK_ENTRY)};
