@@ -1,7 +1,6 @@
 #include "name_table.h"
 
 #include <cstring>
-#include <functional>
 
 namespace firstassert {
 
@@ -12,10 +11,9 @@ NameTable::NameTable(size_t capacity) : capacity_(1) {
   entries_.reset(new Entry[capacity_]);
 }
 
-const char* NameTable::intern(const char* name) {
-  if (name == nullptr) return nullptr;
+const char* NameTable::find_or_insert(const char* name) {
   size_t mask = capacity_ - 1;
-  size_t start = std::hash<const void*>{}(name) & mask;
+  size_t start = first_slot(name);
   for (size_t i = 0; i < capacity_; ++i) {
     const Entry& e = entries_[(start + i) & mask];
     const char* key = e.key.load(std::memory_order_acquire);
@@ -31,7 +29,7 @@ const char* NameTable::intern(const char* name) {
 const char* NameTable::insert(const char* name) {
   std::lock_guard lock(insert_mutex_);
   size_t mask = capacity_ - 1;
-  size_t start = std::hash<const void*>{}(name) & mask;
+  size_t start = first_slot(name);
   bool full = used_.load(std::memory_order_relaxed) + 1 >= capacity_;  // one slot stays free: probes always end
   for (size_t i = 0; i < capacity_; ++i) {
     Entry& e = entries_[(start + i) & mask];
