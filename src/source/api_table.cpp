@@ -107,61 +107,47 @@ bool returns_error_code(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   }
 }
 
-bool is_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
-#define FIRSTASSERT_IS_LAUNCH_CASE(prefix, suffix, ...) case prefix##suffix:
-#define FIRSTASSERT_IS_RUNTIME_LAUNCH(...) FIRSTASSERT_IS_LAUNCH_CASE(CUPTI_RUNTIME_TRACE_CBID_, __VA_ARGS__)
-#define FIRSTASSERT_IS_DRIVER_LAUNCH(...) FIRSTASSERT_IS_LAUNCH_CASE(CUPTI_DRIVER_TRACE_CBID_, __VA_ARGS__)
-  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
-    switch (cbid) {
-      FIRSTASSERT_RUNTIME_LAUNCHES(FIRSTASSERT_IS_RUNTIME_LAUNCH)
-      return true;
-      default:
-        return false;
-    }
-  }
-  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-    switch (cbid) {
-      FIRSTASSERT_DRIVER_LAUNCHES(FIRSTASSERT_IS_DRIVER_LAUNCH)
-      return true;
-      default:
-        return false;
-    }
-  }
-  return false;
+namespace detail {
+namespace {
+
+constexpr bool graph_launch(LaunchApi api) { return api == LaunchApi::cudaGraphLaunch || api == LaunchApi::cuGraphLaunch; }
+
+constexpr LaunchNumbers number_launches() {
+  LaunchNumbers n{};
+#define FIRSTASSERT_NUMBER_RUNTIME(suffix, type, launch_api, ...)            \
+  n.runtime[CUPTI_RUNTIME_TRACE_CBID_##suffix] =                              \
+      runtime_##suffix | (graph_launch(LaunchApi::launch_api) ? kGraphLaunchBit : 0);
+#define FIRSTASSERT_NUMBER_DRIVER(suffix, type, launch_api, ...)             \
+  n.driver[CUPTI_DRIVER_TRACE_CBID_##suffix] =                                \
+      driver_##suffix | (graph_launch(LaunchApi::launch_api) ? kGraphLaunchBit : 0);
+  FIRSTASSERT_RUNTIME_LAUNCHES(FIRSTASSERT_NUMBER_RUNTIME)
+  FIRSTASSERT_DRIVER_LAUNCHES(FIRSTASSERT_NUMBER_DRIVER)
+  return n;
 }
 
-bool is_kernel_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
-#define FIRSTASSERT_KERNEL_LAUNCH_CASE(prefix, suffix, type, launch_api, ...) \
-  case prefix##suffix:                                                      \
-    return LaunchApi::launch_api != LaunchApi::cudaGraphLaunch && LaunchApi::launch_api != LaunchApi::cuGraphLaunch;
-#define FIRSTASSERT_RUNTIME_KERNEL_LAUNCH(...) FIRSTASSERT_KERNEL_LAUNCH_CASE(CUPTI_RUNTIME_TRACE_CBID_, __VA_ARGS__)
-#define FIRSTASSERT_DRIVER_KERNEL_LAUNCH(...) FIRSTASSERT_KERNEL_LAUNCH_CASE(CUPTI_DRIVER_TRACE_CBID_, __VA_ARGS__)
-  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
-    switch (cbid) { FIRSTASSERT_RUNTIME_LAUNCHES(FIRSTASSERT_RUNTIME_KERNEL_LAUNCH) default: return false; }
-  }
-  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-    switch (cbid) { FIRSTASSERT_DRIVER_LAUNCHES(FIRSTASSERT_DRIVER_KERNEL_LAUNCH) default: return false; }
-  }
-  return false;
-}
+}  // namespace
+
+constinit const LaunchNumbers launch_numbers = number_launches();
+
+}  // namespace detail
 
 bool describe_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, LaunchEvent& launch) {
-  if (params == nullptr) return false;
+  uint8_t entry = detail::launch_entry(domain, cbid);
+  if (entry == 0 || params == nullptr) return false;
+  unsigned number = entry & ~detail::kGraphLaunchBit;
 #define FIRSTASSERT_LAUNCH_CASE(prefix, suffix, type, launch_api, per_thread, reader) \
-  case prefix##suffix:                                                                \
+  case detail::prefix##suffix:                                                        \
     launch.api = LaunchApi::launch_api;                                               \
     launch.per_thread_default_stream = per_thread;                                    \
     reader(as<type>(params), launch);                                                 \
     return true;
-#define FIRSTASSERT_RUNTIME_LAUNCH_CASE(...) FIRSTASSERT_LAUNCH_CASE(CUPTI_RUNTIME_TRACE_CBID_, __VA_ARGS__)
-#define FIRSTASSERT_DRIVER_LAUNCH_CASE(...) FIRSTASSERT_LAUNCH_CASE(CUPTI_DRIVER_TRACE_CBID_, __VA_ARGS__)
+#define FIRSTASSERT_RUNTIME_LAUNCH_CASE(...) FIRSTASSERT_LAUNCH_CASE(runtime_, __VA_ARGS__)
+#define FIRSTASSERT_DRIVER_LAUNCH_CASE(...) FIRSTASSERT_LAUNCH_CASE(driver_, __VA_ARGS__)
+  // Numbered densely: each switch is one indexed jump.
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
-    switch (cbid) { FIRSTASSERT_RUNTIME_LAUNCHES(FIRSTASSERT_RUNTIME_LAUNCH_CASE) default: return false; }
+    switch (number) { FIRSTASSERT_RUNTIME_LAUNCHES(FIRSTASSERT_RUNTIME_LAUNCH_CASE) default: return false; }
   }
-  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-    switch (cbid) { FIRSTASSERT_DRIVER_LAUNCHES(FIRSTASSERT_DRIVER_LAUNCH_CASE) default: return false; }
-  }
-  return false;
+  switch (number) { FIRSTASSERT_DRIVER_LAUNCHES(FIRSTASSERT_DRIVER_LAUNCH_CASE) default: return false; }
 }
 
 bool describe_stream_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, ApiCall& call) {

@@ -6,6 +6,8 @@
 
 #include <cupti.h>
 
+#include <cstdint>
+
 #include "core/launch_record.h"
 #include "core/tracker.h"
 
@@ -143,9 +145,35 @@ struct GraphCall {
 // False for the calls above; every other runtime and driver call returns an error code.
 bool returns_error_code(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 
+// The launches above numbered within their domain (1-based, in table order; 0: not a launch), looked up by callback
+// id in one load: every callback asks.
+namespace detail {
+#define FIRSTASSERT_RUNTIME_LAUNCH_NUMBER(suffix, ...) runtime_##suffix,
+#define FIRSTASSERT_DRIVER_LAUNCH_NUMBER(suffix, ...) driver_##suffix,
+enum RuntimeLaunch : uint8_t { not_a_runtime_launch, FIRSTASSERT_RUNTIME_LAUNCHES(FIRSTASSERT_RUNTIME_LAUNCH_NUMBER) };
+enum DriverLaunch : uint8_t { not_a_driver_launch, FIRSTASSERT_DRIVER_LAUNCHES(FIRSTASSERT_DRIVER_LAUNCH_NUMBER) };
+#undef FIRSTASSERT_RUNTIME_LAUNCH_NUMBER
+#undef FIRSTASSERT_DRIVER_LAUNCH_NUMBER
+inline constexpr uint8_t kGraphLaunchBit = 0x80;  // set beside the number of a graph (not a kernel) launch
+struct LaunchNumbers {
+  uint8_t runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+  uint8_t driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
+};
+extern const LaunchNumbers launch_numbers;
+// The number with kGraphLaunchBit; 0 for any other call, of these two domains or not.
+inline uint8_t launch_entry(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) return cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE ? launch_numbers.runtime[cbid] : 0;
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) return cbid < CUPTI_DRIVER_TRACE_CBID_SIZE ? launch_numbers.driver[cbid] : 0;
+  return 0;
+}
+}  // namespace detail
+
 // Whether cbid is one of the launches above; of a kernel (not a graph) for is_kernel_launch.
-bool is_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
-bool is_kernel_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+inline bool is_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) { return detail::launch_entry(domain, cbid) != 0; }
+inline bool is_kernel_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  uint8_t entry = detail::launch_entry(domain, cbid);
+  return entry != 0 && (entry & detail::kGraphLaunchBit) == 0;
+}
 
 // Fills launch (api, stream flag, grid, block, shared memory, stream) when cbid is a launch of that domain.
 bool describe_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, LaunchEvent& launch);
