@@ -131,7 +131,8 @@ struct CodeIdentity {
   bool operator==(const CodeIdentity&) const = default;
 };
 
-CodeIdentity identity_of(const PythonLayout& l, const void* code) {
+// Inline: the walk's copy for one layout reads these at constant offsets.
+inline CodeIdentity identity_of(const PythonLayout& l, const void* code) {
   return {at<const void*>(code, l.code_filename), at<const void*>(code, l.code_name),
           at<const void*>(code, l.code_line_table), at<int>(code, l.code_first_line)};
 }
@@ -233,17 +234,79 @@ bool instruction_offset(const PythonLayout& l, const void* frame, const void* co
 // the same address in the thread's frame stack as long as it lives: the outer frames of a training step are found
 // again whatever was called inside them).
 constexpr size_t kMemoSteps = 256;  // direct-mapped by frame address
+static_assert((kMemoSteps & (kMemoSteps - 1)) == 0, "indexed by a mask");
 struct Step {
   const void* frame;
   const void* code;
   uint64_t instruction;
   int owner;
   const CodeNames* names;  // nullptr: the step gave no frame
-  int line;
+  PythonFrame found;       // what it gave, copied out as it is
 };
 struct WalkMemo {
   Step steps[kMemoSteps];
 };
+
+// One step of a walk resolved anew: its frame into out (true), or none (false: not a code object, not started, a C
+// entry frame, a full table); remembered in step when given. Apart from the walk, whose registers it would take.
+__attribute__((noinline)) bool resolve_step(const Interpreter& py, const void* frame, const void* code, uint64_t instruction, int owner,
+                  PythonFrame& out, Step* step) {
+  const PythonLayout& l = *py.layout;
+  const CodeNames* names = nullptr;
+  int offset = -1;
+  bool code_object = is_a(code, py.code_type);
+  if (code_object && instruction_offset(l, frame, code, offset)) {
+    if ((names = names_of(py, code)) != nullptr) out = {names->file, names->function, line_of(py, *names, code, offset)};
+  }
+  // A code object whose frame was left out is walked again next time; a step that is no code object at all is kept
+  // as one.
+  if (step != nullptr) {
+    if (names != nullptr || !code_object) {
+      *step = {frame, code, instruction, owner, names, names != nullptr ? out : PythonFrame{}};
+    } else {
+      step->frame = nullptr;
+    }
+  }
+  return names != nullptr;
+}
+
+// The walk from frame outwards, for one of the layouts known (kPythonLayouts[kLayout]): a template, so that every
+// offset is a constant of the instructions (held in registers, they were spilled and reloaded at every frame).
+template <size_t kLayout>
+size_t walk(const Interpreter& py, const void* frame, WalkMemo* memo, PythonFrame* frames, size_t max_frames) {
+  static constexpr const PythonLayout& l = kPythonLayouts[kLayout];
+  constexpr bool kPointerInstruction = l.interpreter_frames, kOwner = l.frame_owner >= 0;
+  constexpr size_t code_at = l.frame_code, previous_at = l.frame_previous, instruction_at = l.frame_instruction;
+  constexpr size_t owner_at = kOwner ? static_cast<size_t>(l.frame_owner) : 0;
+  const void* const code_type = py.code_type;
+  size_t count = 0;
+  for (int steps = 0; frame != nullptr && count < max_frames && steps < 4096; ++steps) {
+    const void* code = at<const void*>(frame, code_at);
+    uint64_t instruction = kPointerInstruction ? reinterpret_cast<uint64_t>(at<const char*>(frame, instruction_at))
+                                               : static_cast<uint32_t>(at<int>(frame, instruction_at));
+    int owner = kOwner ? at<char>(frame, owner_at) : 0;
+    const void* previous = at<const void*>(frame, previous_at);
+    // Frames are 16-byte aligned and at least 48 bytes apart: the next bits tell a stack's frames apart.
+    Step* step = memo != nullptr ? &memo->steps[(reinterpret_cast<uintptr_t>(frame) >> 4) & (kMemoSteps - 1)] : nullptr;
+    if (step != nullptr && step->frame == frame && step->instruction == instruction && step->code == code &&
+        step->owner == owner) {
+      const CodeNames* n = step->names;
+      if (n != nullptr) {
+        if (n->identity == identity_of(l, code)) {
+          frames[count++] = step->found;
+          frame = previous;
+          continue;
+        }
+      } else if (!is_a(code, code_type)) {
+        frame = previous;
+        continue;
+      }
+    }
+    if (resolve_step(py, frame, code, instruction, owner, frames[count], step)) ++count;
+    frame = previous;
+  }
+  return count;
+}
 
 }  // namespace
 
@@ -255,51 +318,15 @@ size_t capture_python_stack(PythonFrame* frames, size_t max_frames) {
   const void* thread = py.this_thread_state();
   if (thread == nullptr) return 0;  // a thread Python has never run on
   WalkMemo* memo = ThreadBlock<WalkMemo>::get();
-  // The layout's offsets in locals: the stores into frames could alias it, and would reload them every frame.
-  const size_t code_at = l.frame_code, previous_at = l.frame_previous, instruction_at = l.frame_instruction;
-  const bool pointer_instruction = l.interpreter_frames;
-  const ptrdiff_t owner_at = l.frame_owner;
-  const void* const code_type = py.code_type;
-  size_t count = 0;
   const void* frame = innermost_frame(l, thread);
-  for (int steps = 0; frame != nullptr && count < max_frames && steps < 4096; ++steps) {
-    const void* code = at<const void*>(frame, code_at);
-    uint64_t instruction = pointer_instruction ? reinterpret_cast<uint64_t>(at<const char*>(frame, instruction_at))
-                                               : static_cast<uint32_t>(at<int>(frame, instruction_at));
-    int owner = owner_at >= 0 ? at<char>(frame, static_cast<size_t>(owner_at)) : 0;
-    // Frames are 16-byte aligned and at least 48 bytes apart: the next bits tell a stack's frames apart.
-    Step* step = memo != nullptr ? &memo->steps[(reinterpret_cast<uintptr_t>(frame) >> 4) % kMemoSteps] : nullptr;
-    bool again = step != nullptr && step->frame == frame && step->code == code && step->instruction == instruction &&
-                 step->owner == owner;
-    if (again) {
-      const CodeNames* n = step->names;
-      again = n != nullptr ? n->identity == identity_of(l, code) : !is_a(code, code_type);
-    }
-    if (again) {
-      if (step->names != nullptr) frames[count++] = {step->names->file, step->names->function, step->line};
-    } else {
-      const CodeNames* names = nullptr;
-      int line = 0;
-      int offset = -1;
-      if (is_a(code, code_type) && instruction_offset(l, frame, code, offset)) {
-        if ((names = names_of(py, code)) != nullptr) {
-          line = line_of(py, *names, code, offset);
-          frames[count++] = {names->file, names->function, line};
-        }
-      }
-      // A code object whose frame was left out (not started, a C entry frame, a full table) is walked again next
-      // time; a step that is no code object at all is kept as one.
-      if (step != nullptr) {
-        if (names != nullptr || !is_a(code, code_type)) {
-          *step = {frame, code, instruction, owner, names, line};
-        } else {
-          step->frame = nullptr;
-        }
-      }
-    }
-    frame = at<const void*>(frame, previous_at);
+  switch (&l - kPythonLayouts) {
+    case 0: return walk<0>(py, frame, memo, frames, max_frames);
+    case 1: return walk<1>(py, frame, memo, frames, max_frames);
+    case 2: return walk<2>(py, frame, memo, frames, max_frames);
+    case 3: return walk<3>(py, frame, memo, frames, max_frames);
+    case 4: return walk<4>(py, frame, memo, frames, max_frames);
+    default: return 0;
   }
-  return count;
 }
 
 }  // namespace firstassert
