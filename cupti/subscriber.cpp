@@ -91,7 +91,8 @@ void on_api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void*
     if (enter) {
       if (calls.entered() && !draining.load(std::memory_order_relaxed)) {
         call_opened();
-        if (cb.correlationData != nullptr) *cb.correlationData = source::call_entered(site_of(domain, cbid, cb));
+        if (cb.correlationData != nullptr && source::call_needs_entering(domain, cbid))
+          *cb.correlationData = source::call_entered(site_of(domain, cbid, cb));
       }
       return;
     }
@@ -101,7 +102,8 @@ void on_api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void*
     if (enter) {
       if (draining.load(std::memory_order_relaxed)) return;
       call_opened();
-      if (cb.correlationData != nullptr) *cb.correlationData = source::call_entered(site_of(domain, cbid, cb));
+      if (cb.correlationData != nullptr && source::call_needs_entering(domain, cbid))
+        *cb.correlationData = source::call_entered(site_of(domain, cbid, cb));
       return;
     }
   }

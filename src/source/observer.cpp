@@ -19,7 +19,14 @@ Recording recording;  // set once before recording starts; what it points to is 
 
 }  // namespace
 
-void start(const Recording& r) { recording = r; }
+namespace detail {
+bool launches_need_entering = true;
+}  // namespace detail
+
+void start(const Recording& r) {
+  recording = r;
+  detail::launches_need_entering = r.breadcrumbs != nullptr;
+}
 const Recording& current_recording() { return recording; }
 
 void stop_in_this_process() { detail::stopped_here.store(true, std::memory_order_release); }
@@ -253,8 +260,7 @@ void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t c
 }
 
 uint64_t call_entered(const CallSite& site) {
-  // A kernel launch needs nothing before it but its breadcrumb slot.
-  if (recording.breadcrumbs == nullptr && is_kernel_launch(site.domain, site.cbid)) return 0;
+  if (!call_needs_entering(site.domain, site.cbid)) return 0;
   LaunchEvent launch;
   if (describe_launch(site.domain, site.cbid, site.params, launch)) {
     uint64_t key = stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id());

@@ -13,6 +13,7 @@
 #include "core/fast_tls.h"
 #include "core/sync_policy.h"
 #include "core/tracker.h"
+#include "source/api_table.h"
 #include "device/breadcrumbs.h"
 #include "device/graph_breadcrumbs.h"
 
@@ -114,6 +115,14 @@ struct CallSite {
 
 // Before the call: returns what call_exited needs back (the launch count, for calls that prove completion).
 uint64_t call_entered(const CallSite& site);
+namespace detail {
+extern bool launches_need_entering;  // breadcrumbs are written: set by start(), before recording begins
+}
+// Whether call_entered has anything to do for the call: a kernel launch needs nothing before it but its breadcrumb
+// slot. Asked first, inline, on every ENTER.
+inline bool call_needs_entering(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  return detail::launches_need_entering || !is_kernel_launch(domain, cbid);
+}
 // After it: kernel is the launched kernel's mangled name (launches), context the calling thread's current one.
 void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t context, uint32_t correlation_id,
                  uint64_t entry_data);
