@@ -158,6 +158,7 @@ namespace fas = firstassert::stub;
       ".type " #name ", @function\n"                                                                          \
       "firstassert_hook_" #name ":\n"                                                                         \
       #name ":\n"                                                                                             \
+      "  .cfi_startproc\n" /* the entry state holds throughout (rsp untouched): unwinders get through */     \
       "  movq firstassert_real_" #name "(%rip), %r11\n"                                                       \
       "  testq %r11, %r11\n"                                                                                  \
       "  jz firstassert_first_" #name "\n"                                                                    \
@@ -165,6 +166,7 @@ namespace fas = firstassert::stub;
       "  testq %r10, %r10\n"                                                                                  \
       "  cmovnzq %r10, %r11\n"                                                                                \
       "  jmp *%r11\n"                                                                                         \
+      "  .cfi_endproc\n"                                                                                      \
       ".size firstassert_hook_" #name ", .-firstassert_hook_" #name "\n"                                      \
       ".size " #name ", .-" #name "\n");
 
