@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 
 #include "core/log.h"
 #include "core/thread_block.h"
+#include "python_code_epoch.h"
 #include "python_layout.h"
 
 namespace firstassert {
@@ -243,8 +245,39 @@ struct Step {
   const CodeNames* names;  // nullptr: the step gave no frame
   PythonFrame found;       // what it gave, copied out as it is
 };
+// Whole stacks as walks found them (CPython 3.12+, under python_code_epoch): keyed by the innermost frame and its
+// instruction, checked frame by frame by address and instruction alone (while no code object has been freed, an
+// instruction pointer names its code object: two live code objects cannot overlap), and their frames handed out as
+// they are. A stack whose walk took more steps than kStackSteps is not kept.
+constexpr size_t kStacks = 16;
+constexpr size_t kStackSteps = 48;
+struct WalkedStack {
+  uint64_t epoch;     // python_code_epoch when walked; 0: empty
+  size_t max_frames;  // what the walk was asked for
+  const void* end;    // the frame the walk stopped at (nullptr: the outermost was walked)
+  uint32_t steps;
+  uint32_t count;
+  const void* frame[kStackSteps];
+  uint64_t instruction[kStackSteps];
+  PythonFrame frames[kMaxPythonFrames];
+};
+
 struct WalkMemo {
   Step steps[kMemoSteps];
+  WalkedStack stacks[kStacks];
+};
+
+// A walk's frames and instructions, as it takes them, for a WalkedStack; nothing for layouts without code watchers.
+struct StepTrail {
+  WalkedStack* stack;
+  uint32_t steps = 0;
+  void add(const void* frame, uint64_t instruction) {
+    if (steps < kStackSteps) {
+      stack->frame[steps] = frame;
+      stack->instruction[steps] = instruction;
+    }
+    ++steps;
+  }
 };
 
 // One step of a walk resolved anew: its frame into out (true), or none (false: not a code object, not started, a C
@@ -272,8 +305,10 @@ __attribute__((noinline)) bool resolve_step(const Interpreter& py, const void* f
 
 // The walk from frame outwards, for one of the layouts known (kPythonLayouts[kLayout]): a template, so that every
 // offset is a constant of the instructions (held in registers, they were spilled and reloaded at every frame).
-template <size_t kLayout>
-size_t walk(const Interpreter& py, const void* frame, WalkMemo* memo, PythonFrame* frames, size_t max_frames) {
+// With kTrail, each step is also added to trail.
+template <size_t kLayout, bool kTrail = false>
+size_t walk(const Interpreter& py, const void*& frame, WalkMemo* memo, PythonFrame* frames, size_t max_frames,
+            StepTrail* trail = nullptr) {
   static constexpr const PythonLayout& l = kPythonLayouts[kLayout];
   constexpr bool kPointerInstruction = l.interpreter_frames, kOwner = l.frame_owner >= 0;
   constexpr size_t code_at = l.frame_code, previous_at = l.frame_previous, instruction_at = l.frame_instruction;
@@ -286,6 +321,7 @@ size_t walk(const Interpreter& py, const void* frame, WalkMemo* memo, PythonFram
                                                : static_cast<uint32_t>(at<int>(frame, instruction_at));
     int owner = kOwner ? at<char>(frame, owner_at) : 0;
     const void* previous = at<const void*>(frame, previous_at);
+    if constexpr (kTrail) trail->add(frame, instruction);
     // Frames are 16-byte aligned and at least 48 bytes apart: the next bits tell a stack's frames apart.
     Step* step = memo != nullptr ? &memo->steps[(reinterpret_cast<uintptr_t>(frame) >> 4) & (kMemoSteps - 1)] : nullptr;
     if (step != nullptr && step->frame == frame && step->instruction == instruction && step->code == code &&
@@ -308,9 +344,64 @@ size_t walk(const Interpreter& py, const void* frame, WalkMemo* memo, PythonFram
   return count;
 }
 
+// Whether the thread's stack from frame is the one walked: every frame where it was, at the same instruction.
+template <size_t kLayout>
+bool walked_again(const void* frame, const WalkedStack& w) {
+  static constexpr const PythonLayout& l = kPythonLayouts[kLayout];
+  for (uint32_t i = 0; i < w.steps; ++i) {
+    if (frame != w.frame[i] || at<uint64_t>(frame, l.frame_instruction) != w.instruction[i]) return false;
+    frame = at<const void*>(frame, l.frame_previous);
+  }
+  return frame == w.end;
+}
+
+template <size_t kLayout>
+size_t capture(const Interpreter& py, const void* thread, const void* frame, WalkMemo* memo, PythonFrame* frames,
+               size_t max_frames, const PythonFrame** where) {
+  static constexpr const PythonLayout& l = kPythonLayouts[kLayout];
+  *where = frames;
+  if constexpr (l.interpreter_frames && l.minor >= 12) {
+    // Read before the walk: a code object freed after this is none of the walked frames' (they are live).
+    const uint64_t epoch = memo != nullptr && frame != nullptr ? python_code_epoch(thread) : 0;
+    if (epoch != 0) {
+      uint64_t instruction = at<uint64_t>(frame, l.frame_instruction);
+      static_assert(kStacks == 16, "the key is the hash's top 4 bits");
+      size_t key = static_cast<size_t>(((reinterpret_cast<uintptr_t>(frame) >> 4) ^ (instruction >> 1)) *
+                                       0x9E3779B97F4A7C15ull >> 60);
+      WalkedStack& w = memo->stacks[key];
+      if (w.epoch == epoch && w.max_frames == max_frames && walked_again<kLayout>(frame, w)) {
+        *where = w.frames;
+        return w.count;
+      }
+      // Walked anew (frame by frame, through the per-frame memo), and kept.
+      w.epoch = 0;
+      StepTrail trail{&w};
+      const void* end = frame;
+      size_t count = walk<kLayout, true>(py, end, memo, frames, max_frames, &trail);
+      if (trail.steps <= kStackSteps) {
+        w.max_frames = max_frames;
+        w.end = end;
+        w.steps = trail.steps;
+        w.count = static_cast<uint32_t>(count);
+        for (size_t i = 0; i < count; ++i) w.frames[i] = frames[i];
+        w.epoch = epoch;
+      }
+      return count;
+    }
+  }
+  return walk<kLayout>(py, frame, memo, frames, max_frames);
+}
+
 }  // namespace
 
-size_t capture_python_stack(PythonFrame* frames, size_t max_frames) {
+size_t capture_python_stack(PythonFrame* frames, size_t max_frames, const PythonFrame** where) {
+  if (where == nullptr) {  // the frames in frames, wherever the capture found them
+    const PythonFrame* found = frames;
+    size_t count = capture_python_stack(frames, max_frames, &found);
+    if (found != frames) std::copy_n(found, count, frames);
+    return count;
+  }
+  *where = frames;
   const Interpreter& py = interpreter();
   // While the interpreter shuts down, other threads' states and frames are being freed: none are read then.
   if (py.layout == nullptr || max_frames == 0 || py.is_initialized() == 0 || py.is_finalizing() != 0) return 0;
@@ -320,11 +411,11 @@ size_t capture_python_stack(PythonFrame* frames, size_t max_frames) {
   WalkMemo* memo = ThreadBlock<WalkMemo>::get();
   const void* frame = innermost_frame(l, thread);
   switch (&l - kPythonLayouts) {
-    case 0: return walk<0>(py, frame, memo, frames, max_frames);
-    case 1: return walk<1>(py, frame, memo, frames, max_frames);
-    case 2: return walk<2>(py, frame, memo, frames, max_frames);
-    case 3: return walk<3>(py, frame, memo, frames, max_frames);
-    case 4: return walk<4>(py, frame, memo, frames, max_frames);
+    case 0: return capture<0>(py, thread, frame, memo, frames, max_frames, where);
+    case 1: return capture<1>(py, thread, frame, memo, frames, max_frames, where);
+    case 2: return capture<2>(py, thread, frame, memo, frames, max_frames, where);
+    case 3: return capture<3>(py, thread, frame, memo, frames, max_frames, where);
+    case 4: return capture<4>(py, thread, frame, memo, frames, max_frames, where);
     default: return 0;
   }
 }
