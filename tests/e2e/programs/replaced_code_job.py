@@ -13,19 +13,9 @@ import sys
 import types
 
 import sim_cuda
-from sim_cuda import dim3
 
 kernels, cudart = sim_cuda.load(sys.argv[1], release_gil=True)
-tensors = [sim_cuda.malloc(cudart, size) for size in (4, 4, 64, 32)]
-
-
-def launch(labels):
-    cudart.cudaMemcpy(tensors[3], ctypes.cast(labels, ctypes.c_void_p), ctypes.sizeof(labels), 1)
-    argv, _ = sim_cuda.nll_loss_arguments(*tensors)
-    result = cudart.cudaLaunchKernel(kernels.simkernels_host_stub(b"nll_loss"), dim3(1, 1, 1), dim3(32, 1, 1), argv,
-                                     0, None)
-    cudart.cudaDeviceSynchronize()
-    return result
+launch = sim_cuda.nll_loss_launcher(kernels, cudart)
 
 
 def template(launch, labels):

@@ -1,5 +1,5 @@
 """The simulator's libraries through ctypes, as the Python e2e jobs drive them (python_job.py,
-regenerated_code_job.py)."""
+regenerated_code_job.py, replaced_code_job.py, repeated_stack_job.py)."""
 import ctypes
 import os
 
@@ -33,3 +33,19 @@ def nll_loss_arguments(loss, weight_sum, logits, labels):
     holders = [loss, weight_sum, logits, labels, ctypes.c_void_p(None), ctypes.c_bool(True), ctypes.c_long(4),
                ctypes.c_long(4), ctypes.c_long(4), ctypes.c_long(-100)]
     return (ctypes.c_void_p * len(holders))(*[ctypes.addressof(h) for h in holders]), holders
+
+
+def nll_loss_launcher(kernels, cudart):
+    """launch(labels): copies the labels (a ctypes array of 4 longs) to the device, launches the nll_loss kernel on
+    them with one block, waits for it, and returns the launch's result. Labels outside [0, 4) fire its assert."""
+    tensors = [malloc(cudart, size) for size in (4, 4, 64, 32)]
+
+    def launch(labels):
+        cudart.cudaMemcpy(tensors[3], ctypes.cast(labels, ctypes.c_void_p), ctypes.sizeof(labels), 1)
+        argv, _ = nll_loss_arguments(*tensors)
+        result = cudart.cudaLaunchKernel(kernels.simkernels_host_stub(b"nll_loss"), dim3(1, 1, 1), dim3(32, 1, 1),
+                                         argv, 0, None)
+        cudart.cudaDeviceSynchronize()
+        return result
+
+    return launch
