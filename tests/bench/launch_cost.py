@@ -22,7 +22,9 @@ runs are interleaved round by round so that drift on a noisy machine hits every 
 figure is the median over rounds. The sync rows compare FIRSTASSERT_SYNC=all with a loop that synchronizes after
 every launch by itself, the stand-in for CUDA_LAUNCH_BLOCKING=1. With --python-loop, the Python rows run the same
 loop from Python (python_launch_loop.py: 9 calls deep, through ctypes.CDLL, which releases the GIL as PyTorch
-does), with Python frames off and on, in instructions and in time.
+does), with Python frames off and on, in instructions and in time. --python-versions 3.12,3.13 adds the Python
+loop's instruction table under each of those CPython versions, where an interpreter of it is found (python3.N on
+PATH, or pyenv's): from 3.12 the shim reuses whole Python stacks under a code watcher, so the figure differs.
 """
 import argparse
 import os
@@ -214,11 +216,36 @@ def print_instruction_table(title, figures, configurations, targets=None):
               f"| {added['simulator']:>11,} {added['libc etc.']:>11,} {added[OTHER]:>8,} | {shown['total']:>9,}{note}")
 
 
-def print_headline(args, python_program):
+def interpreter_of_version(version):
+    """A python3.N of that version on PATH or among pyenv's versions (a pyenv shim of another version is not one)."""
+    root = os.environ.get("PYENV_ROOT", os.path.join(os.path.expanduser("~"), ".pyenv"))
+    candidates = [os.path.join(d, f"python{version}") for d in os.environ.get("PATH", "").split(os.pathsep) if d]
+    versions = os.path.join(root, "versions")
+    if os.path.isdir(versions):
+        candidates += [os.path.join(versions, v, "bin", f"python{version}") for v in sorted(os.listdir(versions))
+                       if v.startswith(version + ".")]
+    for python in candidates:
+        if not os.access(python, os.X_OK):
+            continue
+        said = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                              capture_output=True, text=True)
+        if said.returncode == 0 and said.stdout.strip() == version:
+            return python
+    return None
+
+
+def python_version_of(python):
+    said = subprocess.run([python, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"],
+                          capture_output=True, text=True)
+    return said.stdout.strip() if said.returncode == 0 else "?"
+
+
+def print_headline(args, python_programs):
     """The instruction tables. Returns False if a callgrind run failed (the tables are then skipped)."""
     try:
         loop = measure_instructions(args, CONFIGURATIONS, [args.loop])
-        python = measure_instructions(args, PYTHON_CONFIGURATIONS, python_program) if python_program else None
+        pythons = [(program, measure_instructions(args, PYTHON_CONFIGURATIONS, program))
+                   for program in python_programs]
     except CallgrindFailed as failure:
         print(f"headline (instructions per launch): skipped: {failure}")
         return False
@@ -226,8 +253,9 @@ def print_headline(args, python_program):
           f"object, and the other objects' beyond the bare loop's; runs of {args.callgrind_launches} and "
           f"{2 * args.callgrind_launches} timed launches, differenced")
     print_instruction_table("launch path", loop, CONFIGURATIONS, TARGET_OWN_INSTRUCTIONS)
-    if python:
-        print("launched from Python, 9 calls deep, the GIL released (python_launch_loop.py)")
+    for program, python in pythons:
+        print(f"launched from Python (CPython {python_version_of(program[0])}), 9 calls deep, the GIL released "
+              f"(python_launch_loop.py)")
         print_instruction_table("", python, PYTHON_CONFIGURATIONS)
         frames = python["  + Python frames"]["own"] - python["stacks 32 + breadcrumbs"]["own"]
         print(f"  Python frames add {round(frames):,} own instructions a launch (+ Python frames minus stacks 32 + "
@@ -244,6 +272,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=7, help="runs of every configuration (default 7)")
     parser.add_argument("--python-loop", help="python_launch_loop.py, for the Python rows")
     parser.add_argument("--sim-dir", help="the simulator's libraries, for the Python rows")
+    parser.add_argument("--python-versions", default="",
+                        help="comma-separated CPython versions (3.N) whose Python-loop instruction tables the "
+                             "headline adds, where an interpreter of each is found")
     parser.add_argument("--report-dir", default=os.environ.get("TMPDIR", "/tmp"),
                         help="FIRSTASSERT_DIR for the runs (none should write a report)")
     parser.add_argument("--callgrind-launches", type=int, default=2000,
@@ -262,6 +293,15 @@ def main():
     if args.only_callgrind and args.valgrind is None:
         parser.error("--only-callgrind needs valgrind on PATH")
     python_program = [sys.executable, args.python_loop, args.sim_dir] if args.python_loop and args.sim_dir else None
+    python_programs = [python_program] if python_program else []
+    for version in filter(None, (v.strip() for v in args.python_versions.split(","))):
+        if not (version.startswith("3.") and version[2:].isdigit()):
+            parser.error(f"--python-versions takes versions such as 3.12, not '{version}'")
+        python = interpreter_of_version(version)
+        if python is None:
+            print(f"CPython {version}: no interpreter here (python{version} on PATH or pyenv's): its table is left out")
+        elif python_program and not any(os.path.samefile(python, p[0]) for p in python_programs):
+            python_programs.append([python] + python_program[1:])
 
     if args.no_callgrind:
         print("headline (instructions per launch): skipped (--no-callgrind)")
@@ -269,7 +309,7 @@ def main():
         print("headline (instructions per launch): skipped (no valgrind on PATH; scripts/bench installs it)")
     else:
         try:
-            counted = print_headline(args, python_program)
+            counted = print_headline(args, python_programs)
         except CountMismatch as mismatch:
             print(f"launch_cost: FAILED: {mismatch}", file=sys.stderr)
             return 1
