@@ -402,6 +402,7 @@ size_t capture_python_stack(PythonFrame* frames, size_t max_frames, const Python
     return count;
   }
   *where = frames;
+  max_frames = std::min<size_t>(max_frames, kMaxPythonFrames);  // what a kept stack holds
   const Interpreter& py = interpreter();
   // While the interpreter shuts down, other threads' states and frames are being freed: none are read then.
   if (py.layout == nullptr || max_frames == 0 || py.is_initialized() == 0 || py.is_finalizing() != 0) return 0;

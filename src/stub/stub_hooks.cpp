@@ -129,6 +129,14 @@ namespace fas = firstassert::stub;
 #define FIRSTASSERT_TAIL
 #endif
 
+// A hook is reached by an indirect jump (through the GOT, or a pointer dlsym and cuGetProcAddress gave out): built
+// for control-flow enforcement, it starts with the landing instruction the compiler would have put there.
+#if defined(__CET__)
+#define FIRSTASSERT_HOOK_LANDING "  endbr64\n"
+#else
+#define FIRSTASSERT_HOOK_LANDING
+#endif
+
 // Each hook is a hidden function (so that its own address is always its own, whatever else is preloaded) and an
 // exported alias under the CUDA name, written in assembly: the recorder's implementation (recorder_<name>, once the
 // recorder is loaded and interposition is on), else the real entry point, is reached by a plain jump, whatever the
@@ -143,14 +151,14 @@ namespace fas = firstassert::stub;
   static_assert(offsetof(firstassert::RealSlot, fn) == 0 && sizeof(std::atomic<void*>) == sizeof(void*),      \
                 "the assembly reads the slots as plain pointers");                                           \
   /* The first call (and a CUDA without the entry point): resolve (kept in real_<name>), then the hook again. */ \
-  extern "C" __attribute__((visibility("hidden"), noinline)) Ret firstassert_first_##name decl {              \
+  extern "C" __attribute__((visibility("hidden"), noinline, used)) Ret firstassert_first_##name decl {        \
     if (fas::resolve(firstassert_real_##name, #name, reinterpret_cast<const void*>(&firstassert_hook_##name)) == \
         nullptr)                                                                                              \
       return fas::missing<Ret>(#name);                                                                        \
     FIRSTASSERT_TAIL return firstassert_hook_##name args;                                                     \
   }                                                                                                           \
   /* r10 and r11 carry no argument (and al, the vector-register count of a variadic call, is left alone). */  \
-  asm(".text\n"                                                                                               \
+  asm(".pushsection .text\n"                                                                                 \
       ".globl firstassert_hook_" #name "\n"                                                                   \
       ".hidden firstassert_hook_" #name "\n"                                                                  \
       ".type firstassert_hook_" #name ", @function\n"                                                         \
@@ -159,6 +167,7 @@ namespace fas = firstassert::stub;
       "firstassert_hook_" #name ":\n"                                                                         \
       #name ":\n"                                                                                             \
       "  .cfi_startproc\n" /* the entry state holds throughout (rsp untouched): unwinders get through */     \
+      FIRSTASSERT_HOOK_LANDING                                                                                \
       "  movq firstassert_real_" #name "(%rip), %r11\n"                                                       \
       "  testq %r11, %r11\n"                                                                                  \
       "  jz firstassert_first_" #name "\n"                                                                    \
@@ -168,7 +177,8 @@ namespace fas = firstassert::stub;
       "  jmp *%r11\n"                                                                                         \
       "  .cfi_endproc\n"                                                                                      \
       ".size firstassert_hook_" #name ", .-firstassert_hook_" #name "\n"                                      \
-      ".size " #name ", .-" #name "\n");
+      ".size " #name ", .-" #name "\n"                                                                        \
+      ".popsection\n");
 
 FIRSTASSERT_INTERPOSED_RUNTIME(FIRSTASSERT_STUB_HOOK)
 FIRSTASSERT_INTERPOSED_DRIVER(FIRSTASSERT_STUB_HOOK)
