@@ -3,12 +3,14 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "core/log.h"
 #include "core/thread_block.h"
@@ -282,8 +284,8 @@ struct StepTrail {
 
 // One step of a walk resolved anew: its frame into out (true), or none (false: not a code object, not started, a C
 // entry frame, a full table); remembered in step when given. Apart from the walk, whose registers it would take.
-__attribute__((noinline)) bool resolve_step(const Interpreter& py, const void* frame, const void* code, uint64_t instruction, int owner,
-                  PythonFrame& out, Step* step) {
+__attribute__((noinline)) bool resolve_step(const Interpreter& py, const void* frame, const void* code,
+                                            uint64_t instruction, int owner, PythonFrame& out, Step* step) {
   const PythonLayout& l = *py.layout;
   const CodeNames* names = nullptr;
   int offset = -1;
@@ -359,7 +361,6 @@ template <size_t kLayout>
 size_t capture(const Interpreter& py, const void* thread, const void* frame, WalkMemo* memo, PythonFrame* frames,
                size_t max_frames, const PythonFrame** where) {
   static constexpr const PythonLayout& l = kPythonLayouts[kLayout];
-  *where = frames;
   if constexpr (l.interpreter_frames && l.minor >= 12) {
     // Read before the walk: a code object freed after this is none of the walked frames' (they are live).
     const uint64_t epoch = memo != nullptr && frame != nullptr ? python_code_epoch(thread) : 0;
@@ -392,6 +393,15 @@ size_t capture(const Interpreter& py, const void* thread, const void* frame, Wal
   return walk<kLayout>(py, frame, memo, frames, max_frames);
 }
 
+// capture<I> for each layout of kPythonLayouts, by index.
+using CaptureFn = size_t (*)(const Interpreter&, const void*, const void*, WalkMemo*, PythonFrame*, size_t,
+                             const PythonFrame**);
+template <size_t... I>
+constexpr std::array<CaptureFn, sizeof...(I)> captures_of(std::index_sequence<I...>) {
+  return {&capture<I>...};
+}
+constexpr auto kCaptures = captures_of(std::make_index_sequence<std::size(kPythonLayouts)>{});
+
 }  // namespace
 
 size_t capture_python_stack(PythonFrame* frames, size_t max_frames, const PythonFrame** where) {
@@ -411,14 +421,7 @@ size_t capture_python_stack(PythonFrame* frames, size_t max_frames, const Python
   if (thread == nullptr) return 0;  // a thread Python has never run on
   WalkMemo* memo = ThreadBlock<WalkMemo>::get();
   const void* frame = innermost_frame(l, thread);
-  switch (&l - kPythonLayouts) {
-    case 0: return capture<0>(py, thread, frame, memo, frames, max_frames, where);
-    case 1: return capture<1>(py, thread, frame, memo, frames, max_frames, where);
-    case 2: return capture<2>(py, thread, frame, memo, frames, max_frames, where);
-    case 3: return capture<3>(py, thread, frame, memo, frames, max_frames, where);
-    case 4: return capture<4>(py, thread, frame, memo, frames, max_frames, where);
-    default: return 0;
-  }
+  return kCaptures[static_cast<size_t>(&l - kPythonLayouts)](py, thread, frame, memo, frames, max_frames, where);
 }
 
 }  // namespace firstassert
