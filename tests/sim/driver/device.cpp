@@ -369,7 +369,8 @@ CUresult Device::copy(Stream* stream, void* dst, const void* src, size_t bytes, 
   work.source = src;
   work.bytes = bytes;
   uint64_t seq = 0;
-  if (CUresult r = enqueue(stream, std::move(work), &seq); r != CUDA_SUCCESS) return r;
+  if (CUresult r = enqueue(stream, std::move(work), &seq); r != CUDA_SUCCESS)
+    return blocking_copy ? learned_at_sync(r) : r;
   return blocking_copy ? wait_for(stream, seq) : CUDA_SUCCESS;
 }
 
@@ -380,7 +381,8 @@ CUresult Device::fill(Stream* stream, void* dst, unsigned char value, size_t byt
   work.value = value;
   work.bytes = bytes;
   uint64_t seq = 0;
-  if (CUresult r = enqueue(stream, std::move(work), &seq); r != CUDA_SUCCESS) return r;
+  if (CUresult r = enqueue(stream, std::move(work), &seq); r != CUDA_SUCCESS)
+    return blocking_fill ? learned_at_sync(r) : r;
   return blocking_fill ? wait_for(stream, seq) : CUDA_SUCCESS;
 }
 
@@ -420,6 +422,12 @@ CUresult Device::sync_result_locked() {
   if (shutting_down()) return CUDA_ERROR_DEINITIALIZED;
   if (faulted()) return static_cast<CUresult>(sticky_.load());
   return static_cast<CUresult>(std::exchange(async_error_, 0));
+}
+
+// A synchronizing call refused because the context was lost while it was being checked (the fault came after its
+// sync_ready and before its work was queued) learns of the fault as a sync does: the assertion lines are printed.
+CUresult Device::learned_at_sync(CUresult refused) {
+  return is_sticky_error(refused) ? sticky_at_sync() : refused;
 }
 
 CUresult Device::sticky_at_sync() {

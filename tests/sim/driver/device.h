@@ -112,6 +112,8 @@ class Device {
   // What a synchronizing call returns once the context is known to be lost: the sticky error, after printing the
   // device's pending assertion lines (a sync is where the driver prints them).
   CUresult sticky_at_sync();
+  // The same for a synchronizing call whose work was refused: a sticky error was learned there, as at a sync.
+  CUresult learned_at_sync(CUresult refused);
 
   CUresult begin_capture(Stream* stream);
   CUresult end_capture(Stream* stream, Graph** graph);
