@@ -3,21 +3,27 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstring>
 
 namespace firstassert {
 namespace {
 
-// The interpreter's entry points, found by name (nothing is linked); all of them, or none is used.
+// The interpreter's entry points and objects, found by name (nothing is linked).
 struct Watching {
   int (*add_pending_call)(int (*)(void*), void*) = nullptr;  // Py_AddPendingCall: any thread, no GIL
   int (*add_code_watcher)(int (*)(int, void*)) = nullptr;    // PyCode_AddWatcher (3.12+): with the GIL
   void (*clear_error)() = nullptr;                            // PyErr_Clear
   void* (*interpreter_of)(const void*) = nullptr;             // PyThreadState_GetInterpreter
   void* (*main_interpreter)() = nullptr;                      // PyInterpreterState_Main
-  bool usable() const {
-    return add_pending_call != nullptr && add_code_watcher != nullptr && clear_error != nullptr &&
+  void* code_type = nullptr;                                  // &PyCode_Type
+  int minor = 0;                                              // 3.minor, from Py_GetVersion
+  bool by_watcher() const {
+    return minor >= 12 && add_pending_call != nullptr && add_code_watcher != nullptr && clear_error != nullptr &&
            interpreter_of != nullptr && main_interpreter != nullptr;
   }
+  // CPython 3.11 has no code watchers: the code type's deallocator is wrapped instead (see count_by_deallocator).
+  bool by_deallocator() const { return minor == 11 && add_pending_call != nullptr && code_type != nullptr; }
 };
 
 template <typename Fn>
@@ -33,6 +39,11 @@ const Watching& watching() {
     found.clear_error = find<decltype(found.clear_error)>("PyErr_Clear");
     found.interpreter_of = find<decltype(found.interpreter_of)>("PyThreadState_GetInterpreter");
     found.main_interpreter = find<decltype(found.main_interpreter)>("PyInterpreterState_Main");
+    found.code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
+    auto version = find<const char* (*)()>("Py_GetVersion");
+    int major = 0;
+    const char* text = version != nullptr ? version() : nullptr;
+    if (text == nullptr || std::sscanf(text, "%d.%d", &major, &found.minor) != 2 || major != 3) found.minor = 0;
     return found;
   }();
   return w;
@@ -40,9 +51,11 @@ const Watching& watching() {
 
 constexpr int kCodeDestroyed = 1;  // PY_CODE_EVENT_DESTROY
 constexpr int kRequests = 4;       // Py_AddPendingCall fails while the pending queue is full: a few tries
-std::atomic<uint64_t> destroyed{0};  // 0 until the watcher is registered, then 1 + code objects destroyed since
+std::atomic<uint64_t> destroyed{0};  // 0 until the count has started, then 1 + code objects destroyed since
 std::atomic<int> requests{0};
-std::atomic<void*> watched{nullptr};  // the main interpreter, stored before destroyed becomes non-zero
+// The interpreter whose code objects are counted, stored before destroyed becomes non-zero; nullptr: every
+// interpreter's (a type's deallocator is shared by all of them).
+std::atomic<void*> watched{nullptr};
 
 // Called with the GIL by whichever thread creates or destroys a code object: one atomic add, nothing of Python's.
 int on_code_event(int event, void*) {
@@ -50,15 +63,48 @@ int on_code_event(int event, void*) {
   return 0;
 }
 
+// PyTypeObject: PyObject_VAR_HEAD (24 bytes), tp_name, tp_basicsize, tp_itemsize, then tp_dealloc; the same in every
+// CPython 3 release build on x86-64.
+constexpr size_t kTypeName = 24;
+constexpr size_t kTypeDealloc = 48;
+using Deallocator = void (*)(void*);
+std::atomic<Deallocator> code_deallocator{nullptr};
+
+// Every code object is freed through its type's tp_dealloc (the code type has no subtypes), with the GIL.
+void counting_deallocator(void* code) {
+  destroyed.fetch_add(1, std::memory_order_acq_rel);
+  code_deallocator.load(std::memory_order_relaxed)(code);
+}
+
+// Puts counting_deallocator in front of the code type's own deallocator; false when the type does not look as
+// expected. The recorder is never unloaded (-z nodelete), so the wrapper outlives every code object.
+bool count_by_deallocator(void* code_type) {
+  auto* type = static_cast<char*>(code_type);
+  const char* name = nullptr;
+  Deallocator original = nullptr;
+  std::memcpy(&name, type + kTypeName, sizeof name);
+  std::memcpy(&original, type + kTypeDealloc, sizeof original);
+  if (name == nullptr || std::strcmp(name, "code") != 0 || original == nullptr) return false;
+  code_deallocator.store(original, std::memory_order_relaxed);
+  Deallocator counting = &counting_deallocator;
+  // Under the GIL, which every deallocation holds while it reads the slot.
+  __atomic_store(reinterpret_cast<Deallocator*>(type + kTypeDealloc), &counting, __ATOMIC_RELEASE);
+  return true;
+}
+
 // Runs on the main thread with the GIL (Py_AddPendingCall's contract).
-int register_watcher(void*) {
+int start_counting(void*) {
   const Watching& w = watching();
   if (destroyed.load(std::memory_order_acquire) != 0) return 0;  // a second request, already done
-  if (w.add_code_watcher(&on_code_event) < 0) {
-    w.clear_error();  // no watcher slot left: walks keep checking every frame
+  if (w.by_watcher()) {
+    if (w.add_code_watcher(&on_code_event) < 0) {
+      w.clear_error();  // no watcher slot left: walks keep checking every frame
+      return 0;
+    }
+    watched.store(w.main_interpreter(), std::memory_order_relaxed);
+  } else if (!count_by_deallocator(w.code_type)) {
     return 0;
   }
-  watched.store(w.main_interpreter(), std::memory_order_relaxed);
   destroyed.store(1, std::memory_order_release);
   return 0;
 }
@@ -68,12 +114,13 @@ int register_watcher(void*) {
 uint64_t python_code_epoch(const void* thread_state) {
   uint64_t epoch = destroyed.load(std::memory_order_acquire);
   if (epoch != 0) {
-    return watching().interpreter_of(thread_state) == watched.load(std::memory_order_relaxed) ? epoch : 0;
+    void* interpreter = watched.load(std::memory_order_relaxed);
+    return interpreter == nullptr || watching().interpreter_of(thread_state) == interpreter ? epoch : 0;
   }
   if (requests.load(std::memory_order_relaxed) < kRequests &&
-      requests.fetch_add(1, std::memory_order_relaxed) < kRequests && watching().usable()) {
-    if (watching().add_pending_call(&register_watcher, nullptr) == 0)
-      requests.store(kRequests, std::memory_order_relaxed);
+      requests.fetch_add(1, std::memory_order_relaxed) < kRequests &&
+      (watching().by_watcher() || watching().by_deallocator())) {
+    if (watching().add_pending_call(&start_counting, nullptr) == 0) requests.store(kRequests, std::memory_order_relaxed);
   }
   return 0;
 }

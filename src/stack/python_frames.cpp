@@ -247,7 +247,7 @@ struct Step {
   const CodeNames* names;  // nullptr: the step gave no frame
   PythonFrame found;       // what it gave, copied out as it is
 };
-// Whole stacks as walks found them (CPython 3.12+, under python_code_epoch): keyed by the innermost frame and its
+// Whole stacks as walks found them (CPython 3.11+, under python_code_epoch): keyed by the innermost frame and its
 // instruction, checked frame by frame by address and instruction alone (while no code object has been freed, an
 // instruction pointer names its code object: two live code objects cannot overlap), and their frames handed out as
 // they are. A stack whose walk took more steps than kStackSteps is not kept.
@@ -361,7 +361,7 @@ template <size_t kLayout>
 size_t capture(const Interpreter& py, const void* thread, const void* frame, WalkMemo* memo, PythonFrame* frames,
                size_t max_frames, const PythonFrame** where) {
   static constexpr const PythonLayout& l = kPythonLayouts[kLayout];
-  if constexpr (l.interpreter_frames && l.minor >= 12) {
+  if constexpr (l.interpreter_frames && l.minor >= 11) {
     // Read before the walk: a code object freed after this is none of the walked frames' (they are live).
     const uint64_t epoch = memo != nullptr && frame != nullptr ? python_code_epoch(thread) : 0;
     if (epoch != 0) {

@@ -3,7 +3,7 @@
 // release it before they launch. The few interpreter symbols it needs are found with dlsym (no link to libpython;
 // nothing at all in a process without Python). Names are interned per code object, and each thread remembers the
 // frames it walked, so a warm capture costs the frame walk and a check per frame, with no lock, allocation or
-// reference count; from CPython 3.12, while no code object has been freed (python_code_epoch.h), a stack walked before
+// reference count; from CPython 3.11, while no code object has been freed (python_code_epoch.h), a stack walked before
 // is found again by frame addresses and instructions alone.
 #pragma once
 
