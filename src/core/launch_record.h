@@ -58,6 +58,7 @@ struct LaunchEvent {
   uint8_t native_depth = 0;
   const PythonFrame* python_stack = nullptr;  // innermost first
   uint8_t python_depth = 0;
+  bool python_lasting = false;  // python_stack is kept for good (python_stack_pool.h): a record may point to it
 };
 
 struct LaunchRecord {
@@ -87,6 +88,9 @@ struct LaunchRecord {
   bool graph_open = false;
   uint8_t python_depth = 0;
   uint8_t stack_depth = 0;
+  // Where the launch path left the Python frames when they are kept for good (LaunchEvent::python_lasting): the ring
+  // holds this pointer instead of a copy, and reading the record copies them into python.
+  const PythonFrame* python_lasting = nullptr;
   PythonFrame python[kMaxPythonFrames];  // innermost first; frames past python_depth are unspecified
   uintptr_t stack[kMaxStackFrames];      // raw native stack (return addresses); past stack_depth unspecified
 

@@ -39,10 +39,11 @@ void LaunchRing::publish(const LaunchRecord& record, const Frames& frames) {
   // Acquire: none of the word stores below can be seen before the slot is marked as being written.
   if (!slot.version.compare_exchange_strong(seen, writing, std::memory_order_acquire, std::memory_order_relaxed))
     return;
-  // Only the frames in use (the rest of the slot is never read): the fields, the Python frames, the native ones.
+  // Only the frames in use (the rest of the slot is never read): the fields, the Python frames unless the record
+  // points to a lasting copy of them, the native ones.
   store_fields(slot, record, std::make_index_sequence<kFieldWords>{});
   static_assert(sizeof(PythonFrame) % sizeof(uint64_t) == 0, "Python frames are copied in whole words");
-  size_t python = std::min<size_t>(record.python_depth, kMaxPythonFrames);
+  size_t python = record.python_lasting != nullptr ? 0 : std::min<size_t>(record.python_depth, kMaxPythonFrames);
   if (python > 0) store_words(slot, kFieldWords, frames.python, python * sizeof(PythonFrame) / sizeof(uint64_t));
   size_t native = std::min<size_t>(record.stack_depth, kMaxStackFrames);
   if (native > 0) store_words(slot, offsetof(LaunchRecord, stack) / sizeof(uint64_t), frames.native, native);
@@ -62,6 +63,8 @@ bool LaunchRing::read(const Slot& slot, LaunchRecord& out) const {
   if (before != after || out.seq != before / 2 - 1 || out.stack_depth > kMaxStackFrames ||
       out.python_depth > kMaxPythonFrames)
     return false;
+  // Kept for good, never changed: read from where the record points.
+  if (out.python_lasting != nullptr) std::copy_n(out.python_lasting, out.python_depth, out.python);
   // Never copied in: not this record's.
   std::fill(out.python + out.python_depth, out.python + kMaxPythonFrames, PythonFrame{});
   std::fill(out.stack + out.stack_depth, out.stack + kMaxStackFrames, uintptr_t{0});

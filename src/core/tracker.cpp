@@ -45,6 +45,7 @@ __attribute__((always_inline)) inline void fill_record(LaunchRecord& r, const La
   r.per_thread_default_stream = launch.per_thread_default_stream;
   r.python_depth = static_cast<uint8_t>(std::min<unsigned>(launch.python_depth, kMaxPythonFrames));
   r.stack_depth = static_cast<uint8_t>(std::min<unsigned>(launch.native_depth, kMaxStackFrames));
+  r.python_lasting = launch.python_lasting ? launch.python_stack : nullptr;
 }
 
 // The same, frames included: for the records that never go through the ring.

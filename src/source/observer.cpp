@@ -106,8 +106,10 @@ void capture_stacks(LaunchEvent& launch, Stacks& stacks) {
   if (recording.python) {
     size_t depth = recording.stack_depth > 0 ? std::min<size_t>(recording.stack_depth, kMaxPythonFrames)
                                              : kMaxPythonFrames;
-    // The frames may be the thread's copy of a stack walked before: valid until its next capture, after this call.
-    launch.python_depth = static_cast<uint8_t>(capture_python_stack(stacks.python, depth, &launch.python_stack));
+    // The frames may be the thread's copy of a stack walked before (valid until its next capture, after this call),
+    // or one kept for good, which the record then points to.
+    launch.python_depth = static_cast<uint8_t>(
+        capture_python_stack(stacks.python, depth, &launch.python_stack, &launch.python_lasting));
   }
 }
 

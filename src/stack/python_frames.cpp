@@ -16,6 +16,7 @@
 #include "core/thread_block.h"
 #include "python_code_epoch.h"
 #include "python_layout.h"
+#include "python_stack_pool.h"
 
 namespace firstassert {
 namespace {
@@ -259,6 +260,7 @@ struct WalkedStack {
   const void* end;    // the frame the walk stopped at (nullptr: the outermost was walked)
   uint32_t steps;
   uint32_t count;
+  const PythonFrame* lasting;  // the frames kept for good; nullptr (the pool is full): in frames
   const void* frame[kStackSteps];
   uint64_t instruction[kStackSteps];
   PythonFrame frames[kMaxPythonFrames];
@@ -359,7 +361,7 @@ bool walked_again(const void* frame, const WalkedStack& w) {
 
 template <size_t kLayout>
 size_t capture(const Interpreter& py, const void* thread, const void* frame, WalkMemo* memo, PythonFrame* frames,
-               size_t max_frames, const PythonFrame** where) {
+               size_t max_frames, const PythonFrame** where, bool* lasting) {
   static constexpr const PythonLayout& l = kPythonLayouts[kLayout];
   if constexpr (l.interpreter_frames && l.minor >= 11) {
     // Read before the walk: a code object freed after this is none of the walked frames' (they are live).
@@ -371,7 +373,8 @@ size_t capture(const Interpreter& py, const void* thread, const void* frame, Wal
                                        0x9E3779B97F4A7C15ull >> 60);
       WalkedStack& w = memo->stacks[key];
       if (w.epoch == epoch && w.max_frames == max_frames && walked_again<kLayout>(frame, w)) {
-        *where = w.frames;
+        *where = w.lasting != nullptr ? w.lasting : w.frames;
+        *lasting = w.lasting != nullptr;
         return w.count;
       }
       // Walked anew (frame by frame, through the per-frame memo), and kept.
@@ -384,8 +387,13 @@ size_t capture(const Interpreter& py, const void* thread, const void* frame, Wal
         w.end = end;
         w.steps = trail.steps;
         w.count = static_cast<uint32_t>(count);
-        for (size_t i = 0; i < count; ++i) w.frames[i] = frames[i];
+        w.lasting = lasting_python_frames(frames, count);
+        if (w.lasting == nullptr) std::copy_n(frames, count, w.frames);
         w.epoch = epoch;
+        if (w.lasting != nullptr) {
+          *where = w.lasting;
+          *lasting = true;
+        }
       }
       return count;
     }
@@ -398,22 +406,26 @@ size_t capture(const Interpreter& py, const void* thread, const void* frame, Wal
 template <size_t... I>
 size_t capture_with_layout(size_t layout, std::index_sequence<I...>, const Interpreter& py, const void* thread,
                            const void* frame, WalkMemo* memo, PythonFrame* frames, size_t max_frames,
-                           const PythonFrame** where) {
+                           const PythonFrame** where, bool* lasting) {
   size_t count = 0;
-  (void)((layout == I && (count = capture<I>(py, thread, frame, memo, frames, max_frames, where), true)) || ...);
+  (void)((layout == I && (count = capture<I>(py, thread, frame, memo, frames, max_frames, where, lasting), true)) ||
+         ...);
   return count;
 }
 
 }  // namespace
 
-size_t capture_python_stack(PythonFrame* frames, size_t max_frames, const PythonFrame** where) {
+size_t capture_python_stack(PythonFrame* frames, size_t max_frames, const PythonFrame** where, bool* lasting) {
   if (where == nullptr) {  // the frames in frames, wherever the capture found them
     const PythonFrame* found = frames;
-    size_t count = capture_python_stack(frames, max_frames, &found);
+    size_t count = capture_python_stack(frames, max_frames, &found, lasting);
     if (found != frames) std::copy_n(found, count, frames);
     return count;
   }
+  bool lasting_unasked = false;
+  if (lasting == nullptr) lasting = &lasting_unasked;
   *where = frames;
+  *lasting = false;
   max_frames = std::min<size_t>(max_frames, kMaxPythonFrames);  // what a kept stack holds
   const Interpreter& py = interpreter();
   // While the interpreter shuts down, other threads' states and frames are being freed: none are read then.
@@ -425,7 +437,7 @@ size_t capture_python_stack(PythonFrame* frames, size_t max_frames, const Python
   const void* frame = innermost_frame(l, thread);
   constexpr auto kLayouts = std::make_index_sequence<std::size(kPythonLayouts)>{};
   return capture_with_layout(static_cast<size_t>(&l - kPythonLayouts), kLayouts, py, thread, frame, memo, frames,
-                             max_frames, where);
+                             max_frames, where, lasting);
 }
 
 }  // namespace firstassert

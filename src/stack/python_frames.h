@@ -16,8 +16,9 @@ namespace firstassert {
 
 // Up to max_frames frames; 0 when Python is absent, not initialized, has never run on this thread, or is a version
 // or build whose layout is not known (one info line says so). Where the frames are is told in *where when given:
-// frames, or the thread's own copy of a stack walked before (valid until the thread's next capture). Without
-// where, they are always in frames.
-size_t capture_python_stack(PythonFrame* frames, size_t max_frames, const PythonFrame** where = nullptr);
+// frames, the thread's own copy of a stack walked before (valid until the thread's next capture), or a copy kept for
+// good (python_stack_pool.h), which *lasting, when given, says. Without where, they are always in frames.
+size_t capture_python_stack(PythonFrame* frames, size_t max_frames, const PythonFrame** where = nullptr,
+                            bool* lasting = nullptr);
 
 }  // namespace firstassert

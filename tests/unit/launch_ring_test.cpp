@@ -152,6 +152,31 @@ TEST(LaunchRing, FramesPastTheDepthReadAsZero) {
   }
 }
 
+TEST(LaunchRing, PythonFramesKeptForGoodAreReadFromWhereTheRecordPoints) {
+  static const PythonFrame kept[2] = {{"train.py", "step", 42}, {"train.py", "<module>", 7}};
+  LaunchRing ring(1);
+  ring.append([](LaunchRecord& r) {
+    fill(r, 3);
+    r.python_depth = kMaxPythonFrames;
+  });
+  // The record's own frames say otherwise: the ring must take the lasting ones, and no stale frame of the slot's
+  // previous record may show past them.
+  ring.append([](LaunchRecord& r) {
+    fill(r, 5);
+    r.python_depth = 2;
+    r.python_lasting = kept;
+  });
+  LaunchRecord r;
+  ASSERT_TRUE(ring.find(1, r));
+  ASSERT_EQ(r.python_depth, 2);
+  EXPECT_STREQ(r.python[0].function, "step");
+  EXPECT_EQ(r.python[0].line, 42);
+  EXPECT_STREQ(r.python[1].function, "<module>");
+  EXPECT_EQ(r.python[1].line, 7);
+  EXPECT_EQ(r.python[2].file, nullptr);
+  EXPECT_EQ(r.python_lasting, kept);
+}
+
 TEST(LaunchRing, ZeroCapacityStillWorks) {
   LaunchRing ring(0);
   ring.append([](LaunchRecord& r) { fill(r, 0); });
