@@ -3,7 +3,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
-#include <cstdio>
+#include <cstdint>
 #include <cstring>
 
 namespace firstassert {
@@ -17,13 +17,12 @@ struct Watching {
   void* (*interpreter_of)(const void*) = nullptr;             // PyThreadState_GetInterpreter
   void* (*main_interpreter)() = nullptr;                      // PyInterpreterState_Main
   void* code_type = nullptr;                                  // &PyCode_Type
-  int minor = 0;                                              // 3.minor, from Py_GetVersion
-  bool by_watcher() const {
+  bool by_watcher(int minor) const {
     return minor >= 12 && add_pending_call != nullptr && add_code_watcher != nullptr && clear_error != nullptr &&
            interpreter_of != nullptr && main_interpreter != nullptr;
   }
   // CPython 3.11 has no code watchers: the code type's deallocator is wrapped instead (see count_by_deallocator).
-  bool by_deallocator() const { return minor == 11 && add_pending_call != nullptr && code_type != nullptr; }
+  bool by_deallocator(int minor) const { return minor == 11 && add_pending_call != nullptr && code_type != nullptr; }
 };
 
 template <typename Fn>
@@ -40,10 +39,6 @@ const Watching& watching() {
     found.interpreter_of = find<decltype(found.interpreter_of)>("PyThreadState_GetInterpreter");
     found.main_interpreter = find<decltype(found.main_interpreter)>("PyInterpreterState_Main");
     found.code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
-    auto version = find<const char* (*)()>("Py_GetVersion");
-    int major = 0;
-    const char* text = version != nullptr ? version() : nullptr;
-    if (text == nullptr || std::sscanf(text, "%d.%d", &major, &found.minor) != 2 || major != 3) found.minor = 0;
     return found;
   }();
   return w;
@@ -92,11 +87,12 @@ bool count_by_deallocator(void* code_type) {
   return true;
 }
 
-// Runs on the main thread with the GIL (Py_AddPendingCall's contract).
-int start_counting(void*) {
+// Runs on the main thread with the GIL (Py_AddPendingCall's contract); minor is the interpreter's 3.minor.
+int start_counting(void* minor_as_pointer) {
   const Watching& w = watching();
+  const int minor = static_cast<int>(reinterpret_cast<intptr_t>(minor_as_pointer));
   if (destroyed.load(std::memory_order_acquire) != 0) return 0;  // a second request, already done
-  if (w.by_watcher()) {
+  if (w.by_watcher(minor)) {
     if (w.add_code_watcher(&on_code_event) < 0) {
       w.clear_error();  // no watcher slot left: walks keep checking every frame
       return 0;
@@ -111,7 +107,7 @@ int start_counting(void*) {
 
 }  // namespace
 
-uint64_t python_code_epoch(const void* thread_state) {
+uint64_t python_code_epoch(const void* thread_state, int minor) {
   uint64_t epoch = destroyed.load(std::memory_order_acquire);
   if (epoch != 0) {
     void* interpreter = watched.load(std::memory_order_relaxed);
@@ -119,8 +115,10 @@ uint64_t python_code_epoch(const void* thread_state) {
   }
   if (requests.load(std::memory_order_relaxed) < kRequests &&
       requests.fetch_add(1, std::memory_order_relaxed) < kRequests &&
-      (watching().by_watcher() || watching().by_deallocator())) {
-    if (watching().add_pending_call(&start_counting, nullptr) == 0) requests.store(kRequests, std::memory_order_relaxed);
+      (watching().by_watcher(minor) || watching().by_deallocator(minor))) {
+    void* minor_as_pointer = reinterpret_cast<void*>(static_cast<intptr_t>(minor));
+    if (watching().add_pending_call(&start_counting, minor_as_pointer) == 0)
+      requests.store(kRequests, std::memory_order_relaxed);
   }
   return 0;
 }

@@ -365,7 +365,7 @@ size_t capture(const Interpreter& py, const void* thread, const void* frame, Wal
   static constexpr const PythonLayout& l = kPythonLayouts[kLayout];
   if constexpr (l.interpreter_frames && l.minor >= 11) {
     // Read before the walk: a code object freed after this is none of the walked frames' (they are live).
-    const uint64_t epoch = memo != nullptr && frame != nullptr ? python_code_epoch(thread) : 0;
+    const uint64_t epoch = memo != nullptr && frame != nullptr ? python_code_epoch(thread, l.minor) : 0;
     if (epoch != 0) {
       uint64_t instruction = at<uint64_t>(frame, l.frame_instruction);
       static_assert(kStacks == 16, "the key is the hash's top 4 bits");

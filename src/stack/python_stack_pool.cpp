@@ -42,17 +42,19 @@ bool same_frames(const PythonFrame* a, const PythonFrame* b, size_t count) {
   });
 }
 
-const PythonFrame* find(const PythonFrame* frames, size_t count, uint64_t hash, size_t start, bool* room) {
+// The kept copy of the stack, or nullptr; then *empty is the first free slot within reach (kStacks: none).
+const PythonFrame* find(const PythonFrame* frames, size_t count, uint64_t hash, size_t start, size_t* empty) {
   for (size_t i = 0; i < kProbes; ++i) {
-    const Kept& k = kept[(start + i) % kStacks];
+    const size_t slot = (start + i) % kStacks;
+    const Kept& k = kept[slot];
     const PythonFrame* seen = k.frames.load(std::memory_order_acquire);
     if (seen == nullptr) {
-      *room = true;
+      *empty = slot;
       return nullptr;
     }
     if (k.hash == hash && k.count == count && same_frames(seen, frames, count)) return seen;
   }
-  *room = false;
+  *empty = kStacks;
   return nullptr;
 }
 
@@ -62,24 +64,21 @@ const PythonFrame* lasting_python_frames(const PythonFrame* frames, size_t count
   if (count == 0) return nullptr;
   const uint64_t hash = hash_of(frames, count);
   const size_t start = static_cast<size_t>(hash >> 51) % kStacks;
-  bool room = false;
-  if (const PythonFrame* found = find(frames, count, hash, start, &room)) return found;
-  if (!room) return nullptr;
+  size_t empty = kStacks;
+  if (const PythonFrame* found = find(frames, count, hash, start, &empty)) return found;
+  if (empty == kStacks) return nullptr;
   std::lock_guard lock(keep_mutex);
-  if (const PythonFrame* found = find(frames, count, hash, start, &room)) return found;  // kept meanwhile
-  if (!room || pool_used + count > kPoolFrames) return nullptr;
-  for (size_t i = 0; i < kProbes; ++i) {
-    Kept& k = kept[(start + i) % kStacks];
-    if (k.frames.load(std::memory_order_relaxed) != nullptr) continue;
-    PythonFrame* copy = pool + pool_used;
-    std::copy_n(frames, count, copy);
-    pool_used += count;
-    k.count = static_cast<uint32_t>(count);
-    k.hash = hash;
-    k.frames.store(copy, std::memory_order_release);
-    return copy;
-  }
-  return nullptr;
+  if (const PythonFrame* found = find(frames, count, hash, start, &empty)) return found;  // kept meanwhile
+  if (empty == kStacks || pool_used + count > kPoolFrames) return nullptr;
+  // Slots are filled only under the lock, so the free one found under it stays free.
+  PythonFrame* copy = pool + pool_used;
+  std::copy_n(frames, count, copy);
+  pool_used += count;
+  Kept& k = kept[empty];
+  k.count = static_cast<uint32_t>(count);
+  k.hash = hash;
+  k.frames.store(copy, std::memory_order_release);
+  return copy;
 }
 
 }  // namespace firstassert
