@@ -8,32 +8,40 @@ namespace firstassert {
 
 LaunchRing::LaunchRing(size_t capacity) : capacity_(capacity == 0 ? 1 : capacity), slots_(new Slot[capacity_]) {}
 
-void LaunchRing::store_words(Slot& slot, size_t first, const void* from, size_t words) {
+void LaunchRing::store_words(std::atomic<uint64_t>* to, const void* from, size_t words) {
   const auto* bytes = static_cast<const unsigned char*>(from);
   // Unrolled: a stack's frames are tens of words, and the loop's own count and compare cost as much as the copy.
 #pragma GCC unroll 8
   for (size_t i = 0; i < words; ++i) {
     uint64_t word;
     std::memcpy(&word, bytes + i * sizeof(uint64_t), sizeof word);
-    slot.words[first + i].store(word, std::memory_order_release);
+    to[i].store(word, std::memory_order_release);
   }
 }
 
-// The fields before the frames, every launch: a fixed count, copied without a loop.
+void LaunchRing::load_words(const std::atomic<uint64_t>* from, void* to, size_t words) {
+  auto* bytes = static_cast<unsigned char*>(to);
+  for (size_t i = 0; i < words; ++i) {
+    uint64_t word = from[i].load(std::memory_order_acquire);
+    std::memcpy(bytes + i * sizeof(uint64_t), &word, sizeof word);
+  }
+}
+
+// The fields, every launch: a fixed count, copied without a loop.
 template <size_t... I>
-void LaunchRing::store_fields(Slot& slot, const LaunchRecord& record, std::index_sequence<I...>) {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(&record);
+void LaunchRing::store_fields(Slot& slot, const LaunchFields& fields, std::index_sequence<I...>) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&fields);
   auto store = [&](size_t i) {
     uint64_t word;
     std::memcpy(&word, bytes + i * sizeof(uint64_t), sizeof word);
-    slot.words[i].store(word, std::memory_order_release);
+    slot.fields[i].store(word, std::memory_order_release);
   };
   (store(I), ...);
 }
 
-void LaunchRing::publish(const LaunchRecord& record, const Frames& frames) {
-  Slot& slot = slots_[record.seq % capacity_];
-  const uint64_t writing = 2 * record.seq + 1;
+void LaunchRing::publish(const LaunchFields& fields, const Frames& frames) {
+  Slot& slot = slots_[fields.seq % capacity_];
+  const uint64_t writing = 2 * fields.seq + 1;
   uint64_t seen = slot.version.load(std::memory_order_acquire);
   if (seen >= writing || (seen & 1) != 0) return;
   // Acquire: none of the word stores below can be seen before the slot is marked as being written.
@@ -41,12 +49,11 @@ void LaunchRing::publish(const LaunchRecord& record, const Frames& frames) {
     return;
   // Only the frames in use (the rest of the slot is never read): the fields, the Python frames unless the record
   // points to a lasting copy of them, the native ones.
-  store_fields(slot, record, std::make_index_sequence<kFieldWords>{});
-  static_assert(sizeof(PythonFrame) % sizeof(uint64_t) == 0, "Python frames are copied in whole words");
-  size_t python = record.python_lasting != nullptr ? 0 : std::min<size_t>(record.python_depth, kMaxPythonFrames);
-  if (python > 0) store_words(slot, kFieldWords, frames.python, python * sizeof(PythonFrame) / sizeof(uint64_t));
-  size_t native = std::min<size_t>(record.stack_depth, kMaxStackFrames);
-  if (native > 0) store_words(slot, offsetof(LaunchRecord, stack) / sizeof(uint64_t), frames.native, native);
+  store_fields(slot, fields, std::make_index_sequence<kFieldWords>{});
+  size_t python = fields.python_lasting != nullptr ? 0 : std::min<size_t>(fields.python_depth, kMaxPythonFrames);
+  if (python > 0) store_words(slot.python, frames.python, python * kPythonWords);
+  size_t native = std::min<size_t>(fields.stack_depth, kMaxStackFrames);
+  if (native > 0) store_words(slot.native, frames.native, native);
   slot.version.store(writing + 1, std::memory_order_release);
 }
 
@@ -54,18 +61,21 @@ bool LaunchRing::read(const Slot& slot, LaunchRecord& out) const {
   uint64_t before = slot.version.load(std::memory_order_acquire);
   if (before == 0 || (before & 1) != 0) return false;
   // A word written by a newer writer synchronizes with that writer's claim, so the second version load sees it.
-  auto* bytes = reinterpret_cast<unsigned char*>(&out);
-  for (size_t i = 0; i < kRecordWords; ++i) {
-    uint64_t word = slot.words[i].load(std::memory_order_acquire);
-    std::memcpy(bytes + i * sizeof(uint64_t), &word, sizeof word);
-  }
+  LaunchFields& fields = out;
+  load_words(slot.fields, &fields, kFieldWords);
+  if (out.stack_depth > kMaxStackFrames || out.python_depth > kMaxPythonFrames) return false;
+  // The frames in use only: the rest of the slot may hold an older record's.
+  if (out.python_lasting == nullptr) load_words(slot.python, out.python, out.python_depth * kPythonWords);
+  load_words(slot.native, out.stack, out.stack_depth);
   uint64_t after = slot.version.load(std::memory_order_relaxed);
-  if (before != after || out.seq != before / 2 - 1 || out.stack_depth > kMaxStackFrames ||
-      out.python_depth > kMaxPythonFrames)
-    return false;
+  if (before != after || out.seq != before / 2 - 1) return false;
   // Kept for good, never changed: read from where the record points.
   if (out.python_lasting != nullptr) std::copy_n(out.python_lasting, out.python_depth, out.python);
-  // Never copied in: not this record's.
+  // Never copied in: not this record's (nor the fields the launch path never sets).
+  out.wall_ns = 0;
+  out.graph_node = out.graph_nodes = 0;
+  out.graph_state = GraphNodeState::unknown;
+  out.graph_open = false;
   std::fill(out.python + out.python_depth, out.python + kMaxPythonFrames, PythonFrame{});
   std::fill(out.stack + out.stack_depth, out.stack + kMaxStackFrames, uintptr_t{0});
   return true;

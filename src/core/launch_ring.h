@@ -21,21 +21,28 @@ class LaunchRing {
  public:
   explicit LaunchRing(size_t capacity);
 
-  // The frames of a record where the launch path keeps them: copied from there into the slot, not through the record.
+  // The frames of a record where the launch path keeps them: copied from there into the slot, not through a record.
   struct Frames {
     const PythonFrame* python = nullptr;
     const uintptr_t* native = nullptr;
   };
 
-  // Reserves the next sequence number and slot; fill() writes the record (seq already set). Returns the seq.
+  // The launch path's: takes the next sequence number into fields.seq and stores the fields where they are, with
+  // their python_depth frames of frames.python (none when python_lasting points to them) and stack_depth of
+  // frames.native (a depth beyond the record's room makes a record readers refuse). Returns the seq.
+  uint64_t append(LaunchFields& fields, Frames frames) {
+    fields.seq = next_.fetch_add(1, std::memory_order_relaxed);
+    publish(fields, frames);
+    return fields.seq;
+  }
+  // A whole record: fill() writes it (seq already set), frames included.
   template <typename Fill>
   uint64_t append(Fill&& fill) {
-    return append_filled(fill, [](const LaunchRecord& record) { return Frames{record.python, record.stack}; });
-  }
-  // The same, fill() writing the fields only: the record's python_depth and stack_depth frames are taken from frames.
-  template <typename Fill>
-  uint64_t append(Fill&& fill, Frames frames) {
-    return append_filled(fill, [frames](const LaunchRecord&) { return frames; });
+    LaunchRecord record;
+    record.seq = next_.fetch_add(1, std::memory_order_relaxed);
+    fill(record);
+    publish(record, {record.python, record.stack});
+    return record.seq;
   }
 
   // Complete records still in the ring, oldest first.
@@ -51,33 +58,22 @@ class LaunchRing {
   // The record is held as atomic words: a reader may copy a slot while a writer that lapped it is copying in, and
   // the version check then discards what it read. With release stores and acquire loads of each word that race is
   // defined behaviour (and visible to ThreadSanitizer, which does not model fences), and on x86 each is a plain move.
-  static constexpr size_t kRecordWords = sizeof(LaunchRecord) / sizeof(uint64_t);
-  static_assert(sizeof(LaunchRecord) % sizeof(uint64_t) == 0, "a record is copied in whole words");
-  static_assert(offsetof(LaunchRecord, python) % sizeof(uint64_t) == 0 && offsetof(LaunchRecord, stack) % sizeof(uint64_t) == 0,
-                "the frames in use are copied as whole words");
-  // publish copies the fields before the Python frames, then the frames: a field placed after them would be lost.
-  static_assert(offsetof(LaunchRecord, stack) == offsetof(LaunchRecord, python) + sizeof(LaunchRecord::python) &&
-                    sizeof(LaunchRecord) == offsetof(LaunchRecord, stack) + sizeof(LaunchRecord::stack),
-                "the frames end the record");
+  static_assert(sizeof(LaunchFields) % sizeof(uint64_t) == 0, "the fields are copied in whole words");
+  static_assert(sizeof(PythonFrame) % sizeof(uint64_t) == 0, "Python frames are copied in whole words");
+  static constexpr size_t kFieldWords = sizeof(LaunchFields) / sizeof(uint64_t);
+  static constexpr size_t kPythonWords = sizeof(PythonFrame) / sizeof(uint64_t);
   struct Slot {
     std::atomic<uint64_t> version{0};  // 0 empty, 2*seq+1 while seq is being written, 2*seq+2 once complete
-    std::atomic<uint64_t> words[kRecordWords] = {};
+    std::atomic<uint64_t> fields[kFieldWords] = {};
+    std::atomic<uint64_t> python[kMaxPythonFrames * kPythonWords] = {};
+    std::atomic<uint64_t> native[kMaxStackFrames] = {};
   };
-  static constexpr size_t kFieldWords = offsetof(LaunchRecord, python) / sizeof(uint64_t);
-  template <typename Fill, typename FramesOf>
-  uint64_t append_filled(Fill& fill, FramesOf&& frames_of) {
-    uint64_t seq = next_.fetch_add(1, std::memory_order_relaxed);
-    LaunchRecord record{LaunchRecord::FramesUnset{}};
-    record.seq = seq;
-    fill(record);
-    publish(record, frames_of(record));
-    return seq;
-  }
   bool read(const Slot& slot, LaunchRecord& out) const;
-  static void store_words(Slot& slot, size_t first, const void* from, size_t words);
+  static void store_words(std::atomic<uint64_t>* to, const void* from, size_t words);
   template <size_t... I>
-  static void store_fields(Slot& slot, const LaunchRecord& record, std::index_sequence<I...>);
-  void publish(const LaunchRecord& record, const Frames& frames);
+  static void store_fields(Slot& slot, const LaunchFields& fields, std::index_sequence<I...>);
+  static void load_words(const std::atomic<uint64_t>* from, void* to, size_t words);
+  void publish(const LaunchFields& fields, const Frames& frames);
 
   size_t capacity_;
   std::unique_ptr<Slot[]> slots_;

@@ -26,46 +26,36 @@ bool Tracker::capturing(uint64_t key) const {
 
 namespace {
 
-// A launch's record, from what the event source saw (kernel: the interned name) and the time and thread now.
-__attribute__((always_inline)) inline void fill_record(LaunchRecord& r, const LaunchEvent& launch, const char* kernel) {
-  r.mono_ns = monotonic_ns();  // one clock on the launch path: the wall time is worked out when it is read
-  r.thread = current_thread_id();
-  r.device = launch.device;
-  r.context = launch.context;
-  r.stream = launch.stream;
-  r.kernel = kernel;
-  r.grid = launch.grid;
-  r.block = launch.block;
-  r.shared_mem = launch.shared_mem;
-  r.correlation_id = launch.correlation_id;
-  r.returned = launch.returned;
-  r.api = launch.api;
-  r.graph = launch.graph;
-  r.graph_exec = launch.graph_exec;
-  r.per_thread_default_stream = launch.per_thread_default_stream;
-  r.python_depth = static_cast<uint8_t>(std::min<unsigned>(launch.python_depth, kMaxPythonFrames));
-  r.stack_depth = static_cast<uint8_t>(std::min<unsigned>(launch.native_depth, kMaxStackFrames));
-  r.python_lasting = launch.python_lasting ? launch.python_stack : nullptr;
+// What the tracker adds to the fields an event source described: the time, the thread, the interned name, and the
+// depths cut to a record's room.
+__attribute__((always_inline)) inline void complete_fields(LaunchFields& f, const char* kernel) {
+  f.mono_ns = monotonic_ns();  // one clock on the launch path: the wall time is worked out when it is read
+  f.thread = current_thread_id();
+  f.kernel = kernel;
+  if (f.python_depth > kMaxPythonFrames) f.python_depth = kMaxPythonFrames;
+  if (f.stack_depth > kMaxStackFrames) f.stack_depth = kMaxStackFrames;
 }
 
-// The same, frames included: for the records that never go through the ring.
-void fill_record_and_frames(LaunchRecord& r, const LaunchEvent& launch, const char* kernel) {
-  fill_record(r, launch, kernel);
+// A record made whole, frames included: for the records that never go through the ring.
+LaunchRecord whole_record(const LaunchEvent& launch, const char* kernel) {
+  LaunchRecord r(launch);
+  complete_fields(r, kernel);
+  // The record holds its own copy of the frames, kept for good or not.
+  r.python_lasting = nullptr;
   for (unsigned i = 0; i < r.python_depth; ++i) r.python[i] = launch.python_stack[i];
   for (unsigned i = 0; i < r.stack_depth; ++i) r.stack[i] = launch.native_stack[i];
+  return r;
 }
 
 }  // namespace
 
-uint64_t Tracker::record_launch(const LaunchEvent& launch, const char** interned) {
+uint64_t Tracker::record_launch(LaunchEvent& launch) {
   if (capturing_count_.load(std::memory_order_acquire) != 0 && !launch.graph &&
       capturing(stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id())))
     return kNotRecorded;
-  const char* kernel = names_.intern(launch.kernel);
-  if (interned != nullptr) *interned = kernel;
-  // The frames go from the event source's buffers to the ring's slot in one copy.
-  return ring_.append([&](LaunchRecord& r) { fill_record(r, launch, kernel); },
-                      {launch.python_stack, launch.native_stack});
+  complete_fields(launch, names_.intern(launch.kernel));
+  // The fields go to the ring's slot from where the event source described them, the frames from its buffers.
+  return ring_.append(launch, {launch.python_stack, launch.native_stack});
 }
 
 void Tracker::raise_mark(std::vector<StreamMark>& marks, uint64_t key, uint64_t upto) {
@@ -217,8 +207,8 @@ void Tracker::record_launch_error(const LaunchEvent& launch, ApiDomain domain, i
   LaunchError e;
   e.domain = domain;
   e.code = code;
+  e.launch = whole_record(launch, names_.intern(launch.kernel));
   LaunchRecord& r = e.launch;
-  fill_record_and_frames(r, launch, names_.intern(launch.kernel));
   r.wall_ns = wall_ns();
   r.seq = ~uint64_t{0};  // never queued: no place in the launch order
   bool first = false;

@@ -126,10 +126,12 @@ class Tracker {
   // The stable copy of a kernel name, as launch records hold them.
   const char* intern(const char* name) { return names_.intern(name); }
 
-  // A launch that the API accepted. No allocation or lock after the kernel's first launch. A launch into a
-  // capturing stream only adds a node to a graph: it is not recorded, and kNotRecorded is returned.
-  // interned, when given, receives the stable copy of the kernel's name.
-  uint64_t record_launch(const LaunchEvent& launch, const char** interned = nullptr);
+  // A launch that the API accepted, described in place by the event source: record_launch completes its fields
+  // (seq, time, thread; kernel becomes the interned name) and stores them in the ring as they are. No allocation or
+  // lock after the kernel's first launch. A launch into a capturing stream only adds a node to a graph: it is not
+  // recorded (and left as it was), and kNotRecorded is returned.
+  uint64_t record_launch(LaunchEvent& launch);
+  uint64_t record_launch(LaunchEvent&& launch) { return record_launch(launch); }
   static constexpr uint64_t kNotRecorded = ~uint64_t{0};
   // The result of any API call (launches included): sync marks on success, errors otherwise.
   void record_call(const ApiCall& call);

@@ -101,15 +101,17 @@ void capture_stacks(LaunchEvent& launch, Stacks& stacks) {
     size_t skip = 0;
     size_t n = capture_native_stack(stacks.native, recording.stack_depth + 32, 0, &machinery, &skip);
     launch.native_stack = stacks.native + skip;
-    launch.native_depth = static_cast<uint8_t>(std::min<size_t>(n - skip, recording.stack_depth));
+    launch.stack_depth = static_cast<uint8_t>(std::min<size_t>(n - skip, recording.stack_depth));
   }
   if (recording.python) {
     size_t depth = recording.stack_depth > 0 ? std::min<size_t>(recording.stack_depth, kMaxPythonFrames)
                                              : kMaxPythonFrames;
     // The frames may be the thread's copy of a stack walked before (valid until its next capture, after this call),
     // or one kept for good, which the record then points to.
-    launch.python_depth = static_cast<uint8_t>(
-        capture_python_stack(stacks.python, depth, &launch.python_stack, &launch.python_lasting));
+    bool lasting = false;
+    launch.python_depth =
+        static_cast<uint8_t>(capture_python_stack(stacks.python, depth, &launch.python_stack, &lasting));
+    launch.python_lasting = lasting ? launch.python_stack : nullptr;
   }
 }
 
@@ -121,7 +123,7 @@ GraphNodeEvent node_event(const LaunchEvent& launch) {
   node.block = launch.block;
   node.shared_mem = launch.shared_mem;
   node.native_stack = launch.native_stack;
-  node.native_depth = launch.native_depth;
+  node.native_depth = launch.stack_depth;
   node.python_stack = launch.python_stack;
   node.python_depth = launch.python_depth;
   return node;
@@ -166,7 +168,8 @@ void after_graph_call(const GraphCall& call) {
 }
 
 // After a launch the program made: the forced synchronization FIRSTASSERT_SYNC asks for, else the breadcrumb.
-void after_launch(const LaunchEvent& launch, uint64_t seq, const char* kernel) {
+// The launch's kernel is the interned name once recorded.
+void after_launch(const LaunchEvent& launch, uint64_t seq) {
   uintptr_t handle = explicit_stream_handle(launch.stream, launch.per_thread_default_stream);
   if (seq == Tracker::kNotRecorded) {
     // A launch into a capturing stream made a kernel node of the graph being captured.
@@ -182,7 +185,7 @@ void after_launch(const LaunchEvent& launch, uint64_t seq, const char* kernel) {
       info("FIRSTASSERT_SYNC: no forced synchronization while a stream is capturing a CUDA graph");
     return;
   }
-  bool forced = recording.sync != nullptr && recording.sync->active() && recording.sync->sync_after(seq, kernel);
+  bool forced = recording.sync != nullptr && recording.sync->active() && recording.sync->sync_after(seq, launch.kernel);
   // A launch synchronized right away needs no breadcrumb: the sync's own result says whether it completed (and the
   // write would be one more operation on the stream for every launch).
   if (recording.breadcrumbs != nullptr && !forced) {
@@ -229,9 +232,8 @@ void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t c
     Stacks stacks;
     if (code == 0) {  // every launch, first and alone
       if (recording.stack_depth > 0 || recording.python) capture_stacks(launch, stacks);
-      const char* interned = nullptr;
-      uint64_t seq = recording.tracker->record_launch(launch, &interned);
-      after_launch(launch, seq, interned);
+      uint64_t seq = recording.tracker->record_launch(launch);
+      after_launch(launch, seq);
       return;
     }
     // The first sticky error returned by a launch: either the launch ran to the fault before returning
@@ -242,7 +244,7 @@ void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t c
     if (may_have_faulted || refused) capture_stacks(launch, stacks);
     if (may_have_faulted) {
       launch.returned = code;
-      recording.tracker->record_launch(launch, nullptr);  // no breadcrumb or sync: the context is lost
+      recording.tracker->record_launch(launch);  // no breadcrumb or sync: the context is lost
     }
     if (refused) recording.tracker->record_launch_error(launch, api_domain_of(domain), code);
   } else {

@@ -24,7 +24,6 @@ void fill_as(LaunchRecord& r, uint64_t s, uint32_t writer) {
   r.shared_mem = static_cast<uint32_t>(s * 5 + writer);
   r.correlation_id = static_cast<uint32_t>(s) ^ 0xA5A5A5A5u;
   r.mono_ns = static_cast<int64_t>(s * 11 + writer);
-  r.wall_ns = -static_cast<int64_t>(s);
   r.stack_depth = static_cast<uint8_t>(s % kMaxStackFrames);
   for (unsigned i = 0; i < kMaxStackFrames; ++i) r.stack[i] = fill_stack_frame(s, writer, i);
   r.python_depth = static_cast<uint8_t>((s * 7 + writer) % (kMaxPythonFrames + 1));
@@ -48,7 +47,8 @@ std::string check(const LaunchRecord& r) {
   if (r.block.x != expected.block.x || r.block.y != expected.block.y || r.block.z != expected.block.z) return "block";
   if (r.shared_mem != expected.shared_mem) return "shared_mem";
   if (r.correlation_id != expected.correlation_id) return "correlation_id";
-  if (r.mono_ns != expected.mono_ns || r.wall_ns != expected.wall_ns) return "times";
+  if (r.mono_ns != expected.mono_ns) return "mono_ns";
+  if (r.wall_ns != 0) return "wall_ns (the ring keeps only the monotonic time)";
   if (r.stack_depth != expected.stack_depth) return "stack_depth";
   // Only the frames in use are part of a record.
   for (unsigned i = 0; i < r.stack_depth; ++i) {
@@ -175,6 +175,56 @@ TEST(LaunchRing, PythonFramesKeptForGoodAreReadFromWhereTheRecordPoints) {
   EXPECT_EQ(r.python[1].line, 7);
   EXPECT_EQ(r.python[2].file, nullptr);
   EXPECT_EQ(r.python_lasting, kept);
+}
+
+// The launch path's append: the fields are stored from where the event source described them (seq written back
+// into them), the frames from its own buffers, as deep as the fields say.
+TEST(LaunchRing, FieldsAppendedInPlaceTakeTheirFramesFromTheGivenBuffers) {
+  LaunchRing ring(4);
+  ring.append([](LaunchRecord& r) { fill(r, 1); });
+  LaunchFields fields;
+  fields.kernel = "k";
+  fields.grid = {7, 8, 9};
+  fields.stack_depth = 3;
+  fields.python_depth = 1;
+  const uintptr_t native[3] = {0x10, 0x20, 0x30};
+  const PythonFrame python[1] = {{"train.py", "step", 12}};
+  EXPECT_EQ(ring.append(fields, {python, native}), 1u);
+  EXPECT_EQ(fields.seq, 1u);
+  LaunchRecord r;
+  ASSERT_TRUE(ring.find(1, r));
+  EXPECT_STREQ(r.kernel, "k");
+  EXPECT_EQ(r.grid.z, 9u);
+  ASSERT_EQ(r.stack_depth, 3);
+  EXPECT_EQ(r.stack[2], 0x30u);
+  EXPECT_EQ(r.stack[3], 0u);
+  ASSERT_EQ(r.python_depth, 1);
+  EXPECT_STREQ(r.python[0].function, "step");
+  EXPECT_EQ(r.python[0].line, 12);
+}
+
+// What only a report's record holds (the wall time, a graph node's place) is not the ring's: a record read back
+// never shows what a reused LaunchRecord held before.
+TEST(LaunchRing, WhatTheRingDoesNotKeepReadsAsZero) {
+  LaunchRing ring(2);
+  ring.append([](LaunchRecord& r) {
+    fill(r, 1);
+    r.wall_ns = 123;
+    r.graph_node = 2;
+    r.graph_nodes = 3;
+    r.graph_state = GraphNodeState::completed;
+    r.graph_open = true;
+  });
+  LaunchRecord r;
+  r.wall_ns = 5;
+  r.graph_node = 9;
+  r.graph_open = true;
+  ASSERT_TRUE(ring.find(0, r));
+  EXPECT_EQ(r.wall_ns, 0);
+  EXPECT_EQ(r.graph_node, 0u);
+  EXPECT_EQ(r.graph_nodes, 0u);
+  EXPECT_EQ(r.graph_state, GraphNodeState::unknown);
+  EXPECT_FALSE(r.graph_open);
 }
 
 TEST(LaunchRing, ZeroCapacityStillWorks) {

@@ -20,7 +20,7 @@ inline LaunchEvent kernel_launch(const char* kernel, uintptr_t stream) {
 }
 
 // The launch recorded, then its call (api) seen returning success; returns the launch's seq.
-inline uint64_t accepted(Tracker& t, const LaunchEvent& e, const char* api) {
+inline uint64_t accepted(Tracker& t, LaunchEvent e, const char* api) {  // a copy: each launch is described afresh
   uint64_t seq = t.record_launch(e);
   ApiCall ok;
   ok.api = api;
