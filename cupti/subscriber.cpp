@@ -7,7 +7,6 @@
 
 #include <atomic>
 
-#include "core/clock.h"
 #include "core/fast_tls.h"
 #include "cupti_library.h"
 #include "source/observer.h"
@@ -15,121 +14,121 @@
 namespace firstassert::cupti {
 namespace {
 
-// The program's runtime calls on this thread as CUPTI showed them, within one subscription: a call whose EXIT never
-// came (CUPTI was given up while it ran) must not make every call after a new subscription look nested.
-struct SubscriptionNesting {
+// The program's runtime calls on this thread as CUPTI showed them, within one subscription (a call whose EXIT never
+// came, because CUPTI was given up while it ran, must not make every call after a new subscription look nested):
+// their depth and, while it is above 0, the subscription in `inside`, so that a driver call made inside one (the
+// most frequent callback: every runtime call makes one or more) is known by one compare.
+struct RuntimeCalls {
   unsigned subscription;
-  source::RuntimeNesting calls;
+  int depth;
+  unsigned inside;  // the subscription while depth > 0, else 0
 };
-FIRSTASSERT_FAST_TLS thread_local SubscriptionNesting nesting;
+constinit FIRSTASSERT_FAST_TLS thread_local RuntimeCalls runtime_calls{0, 0, 0};
 
-source::RuntimeNesting& runtime_calls() {
-  unsigned now = source::cupti_subscription_now();
-  if (nesting.subscription != now) nesting = {now, {0}};
-  return nesting.calls;
+inline RuntimeCalls& runtime_calls_now(unsigned now) {
+  if (runtime_calls.subscription != now) runtime_calls = {now, 0, 0};
+  return runtime_calls;
 }
-
-// The program's calls CUPTI showed entering and not yet leaving, for stop_recording to wait on: one at most per
-// thread (the outermost, marked on the thread by source::cupti_call_began), counted under the subscription it began
-// in, so that a leave whose enter came before recording began, or under another subscription, miscounts none. Striped
-// by thread, so that threads launching at once do not share one cache line.
-constexpr unsigned kSubscriptions = 16;  // counts kept for the latest few: a straggler's leave lands in its own
-constexpr unsigned kStripes = 16;
-struct alignas(64) Stripe {
-  std::atomic<long> open{0};
-};
-Stripe open_calls[kSubscriptions][kStripes];
-
-FIRSTASSERT_FAST_TLS thread_local unsigned thread_stripe;  // the thread's stripe + 1; 0: not chosen yet
-
-Stripe& stripe(unsigned subscription) {
-  if (thread_stripe == 0) thread_stripe = static_cast<unsigned>(current_thread_id()) % kStripes + 1;
-  return open_calls[subscription % kSubscriptions][thread_stripe - 1];
+// True for the outermost call.
+inline bool runtime_call_entered(unsigned now) {
+  RuntimeCalls& calls = runtime_calls_now(now);
+  if (calls.depth++ != 0) return false;
+  calls.inside = now;
+  return true;
 }
-
-long open_in(unsigned subscription) {
-  long open = 0;
-  for (Stripe& s : open_calls[subscription % kSubscriptions]) open += s.open.load(std::memory_order_acquire);
-  return open;
+inline bool runtime_call_exited(unsigned now) {
+  RuntimeCalls& calls = runtime_calls_now(now);
+  if (calls.depth > 0) --calls.depth;  // a call entered before recording began has no ENTER
+  if (calls.depth != 0) return false;
+  calls.inside = 0;
+  return true;
 }
+// Subscriptions are numbered from 1: no thread is inside a call of subscription 0.
+inline bool inside_runtime_call(unsigned now) { return runtime_calls.inside == now; }
 
 // While stop_recording waits, calls entering are left alone (not opened, not recorded), so that the wait ends under
 // steady traffic; the calls already open are recorded whole.
 std::atomic<bool> draining{false};
 
-__attribute__((always_inline)) inline void call_opened() {
-  if (unsigned subscription = source::cupti_call_began()) stripe(subscription).open.fetch_add(1, std::memory_order_relaxed);
-}
-
-// Closed once the call is recorded, however the recording ends.
+// The program's calls CUPTI showed entering and not yet leaving, for stop_recording to wait on: one at most per
+// thread (the outermost), marked on the thread by source::cupti_call_began with the subscription it began in, so
+// that a leave whose enter came before recording began, or under another subscription, miscounts none
+// (source::open_cupti_calls reads the marks). Closed once the call is recorded, however the recording ends.
 struct CallCloser {
-  ~CallCloser() {
-    if (unsigned subscription = source::cupti_call_ended())
-      stripe(subscription).open.fetch_sub(1, std::memory_order_release);
-  }
+  ~CallCloser() { source::cupti_call_ended(); }
 };
-
-// A driver call made inside a runtime call CUPTI recorded the start of: its implementation, left to the runtime
-// call. Asked first: every runtime call makes one or more of them.
-bool nested_driver_call(CUpti_CallbackDomain domain) {
-  return domain == CUPTI_CB_DOMAIN_DRIVER_API && nesting.calls.inside() &&
-         nesting.subscription == source::cupti_subscription_now();
-}
 
 source::CallSite site_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& cb) {
   return {domain, cbid, cb.functionParams, cb.functionName};
 }
 
-// CUPTI's view of a call, handed to the shared observer: runtime calls at their outermost level, driver calls only
-// when made directly (not as the implementation of a runtime call).
-void on_api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
-  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+// The hot paths below make their calls last (tail calls) so that none of them saves registers: each takes
+// on_callback's arguments as they are (noipa keeps the compiler from dropping the unused one, which would move the
+// others).
+
+// What the observer is told of a call's ENTER. Nothing may unwind into CUPTI or the program: a failure of ours (out of
+// memory) loses what the call would have told.
+__attribute__((noipa, cold)) void enter(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   const auto& cb = *static_cast<const CUpti_CallbackData*>(data);
-  bool enter = cb.callbackSite == CUPTI_API_ENTER;
-  source::RuntimeNesting& calls = runtime_calls();
-  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
-    if (enter) {
-      if (calls.entered() && !draining.load(std::memory_order_relaxed)) {
-        call_opened();
-        if (cb.correlationData != nullptr && source::call_needs_entering(domain, cbid))
-          *cb.correlationData = source::call_entered(site_of(domain, cbid, cb));
-      }
-      return;
-    }
-    if (!calls.exited()) return;
-  } else {
-    if (calls.inside()) return;
-    if (enter) {
-      if (draining.load(std::memory_order_relaxed)) return;
-      call_opened();
-      if (cb.correlationData != nullptr && source::call_needs_entering(domain, cbid))
-        *cb.correlationData = source::call_entered(site_of(domain, cbid, cb));
-      return;
-    }
+  try {
+    *cb.correlationData = source::call_entered(site_of(domain, cbid, cb));
+  } catch (...) {
   }
+}
+
+// A call of the program CUPTI shows entering, at its outermost level (driver calls only when made directly): marked
+// open, then told to the observer when it has something to do before the call (record only: nothing, for a launch).
+void entered(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
+__attribute__((noipa, cold)) void entered_first(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                                const void* data) {
+  source::lend_cupti_call_mark();
+  entered(userdata, domain, cbid, data);
+}
+__attribute__((noipa)) void entered(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (draining.load(std::memory_order_relaxed)) return;
+  if (!source::cupti_call_mark_lent()) return entered_first(userdata, domain, cbid, data);
+  source::cupti_call_began();
+  const auto& cb = *static_cast<const CUpti_CallbackData*>(data);
+  if (cb.correlationData != nullptr && source::call_needs_entering(domain, cbid)) enter(userdata, domain, cbid, data);
+}
+
+// The same call leaving: recorded, then closed.
+__attribute__((noipa)) void left(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  const auto& cb = *static_cast<const CUpti_CallbackData*>(data);
   // Entered while the subscription was being given up: left alone.
   if (draining.load(std::memory_order_relaxed) && !source::inside_cupti_call()) return;
   CallCloser closer;
   if (cb.functionReturnValue == nullptr) return;
-  source::call_exited(site_of(domain, cbid, cb), *static_cast<const int*>(cb.functionReturnValue), cb.symbolName,
-                      reinterpret_cast<uintptr_t>(cb.context), cb.correlationId,
-                      cb.correlationData != nullptr ? *cb.correlationData : 0);
-}
-
-// Apart from on_callback, so that the calls it returns from at once (most of them) save no registers.
-__attribute__((noinline)) void handle(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   try {
-    on_api_call(domain, cbid, data);
+    source::call_exited(site_of(domain, cbid, cb), *static_cast<const int*>(cb.functionReturnValue), cb.symbolName,
+                        reinterpret_cast<uintptr_t>(cb.context), cb.correlationId,
+                        cb.correlationData != nullptr ? *cb.correlationData : 0);
   } catch (...) {
-    // Nothing may unwind into CUPTI or the program: a failure of ours (out of memory) loses this call's record.
   }
 }
 
-void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
-  if (nested_driver_call(domain)) return;
+// CUPTI's view of a call, handed to the shared observer: runtime calls at their outermost level, driver calls only
+// when made directly (not as the implementation of a runtime call).
+__attribute__((noipa)) void handle(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   // The interposition hooks record a call they wrap themselves (a hand-over in progress): never both.
   if (source::inside_our_call() || source::inside_hooked_call() || data == nullptr) return;
-  handle(domain, cbid, data);
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+  const auto& cb = *static_cast<const CUpti_CallbackData*>(data);
+  unsigned now = source::cupti_subscription_now();
+  bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (cb.callbackSite == CUPTI_API_ENTER) {
+    // A runtime call counts as entered even while draining: its nested driver calls are its own all the same.
+    if (runtime ? runtime_call_entered(now) : !inside_runtime_call(now)) entered(userdata, domain, cbid, data);
+    return;
+  }
+  if (runtime ? runtime_call_exited(now) : !inside_runtime_call(now)) left(userdata, domain, cbid, data);
+}
+
+// The most frequent callback first, on its own: a driver call made inside a runtime call CUPTI recorded the start
+// of (every runtime call makes one or more) is its implementation, left to the runtime call.
+void CUPTIAPI on_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API && inside_runtime_call(source::cupti_subscription_now())) return;
+  handle(userdata, domain, cbid, data);
 }
 
 CuptiLibrary library;
@@ -154,7 +153,6 @@ SubscribeResult start_recording(const CuptiLibrary& lib, const std::string& why_
   // Our own subscription: the preloaded stub's hook of cuptiSubscribe (which hands CUPTI over to another tool) lets
   // it through.
   source::OurCall ours;
-  for (Stripe& s : open_calls[source::cupti_subscription_now() % kSubscriptions]) s.open.store(0);
   draining.store(false);
 
   CUpti_SubscriberHandle subscriber = nullptr;
@@ -205,8 +203,10 @@ bool stop_recording(int grace_ms, int wait_ms) {
   for (; waited < grace_ms && waited < wait_ms; ++waited) nanosleep(&tick, nullptr);  // still recording
   draining.store(true);
   unsigned now = source::cupti_subscription_now();
-  for (; waited < wait_ms && open_in(now) > 0; ++waited) nanosleep(&tick, nullptr);
-  bool drained = open_in(now) <= 0;
+  // In a forked child the other threads are gone, and their calls with them: nothing to wait for.
+  auto open = [now] { return source::stopped() ? 0 : source::open_cupti_calls(now); };
+  for (; waited < wait_ms && open() > 0; ++waited) nanosleep(&tick, nullptr);
+  bool drained = open() == 0;
   {
     source::OurCall ours;
     library.unsubscribe(held);

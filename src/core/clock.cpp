@@ -2,7 +2,6 @@
 
 #include <pthread.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "fast_tls.h"
@@ -10,19 +9,16 @@
 namespace firstassert {
 namespace {
 
-int64_t read(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 // In a forked child only the forking thread survives, and its id is new.
 void forget_thread_id_in_child() { detail::cached_thread_id = 0; }
 
 }  // namespace
 
-int64_t monotonic_ns() { return read(CLOCK_MONOTONIC); }
-int64_t wall_ns() { return read(CLOCK_REALTIME); }
+int64_t wall_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
 
 int64_t wall_from_monotonic(int64_t monotonic) {
   if (monotonic == 0) return 0;

@@ -2,13 +2,20 @@
 // thread id is asked of the kernel once per thread.
 #pragma once
 
+#include <time.h>
+
 #include <cstdint>
 
 #include "fast_tls.h"
 
 namespace firstassert {
 
-int64_t monotonic_ns();
+// Inline: every launch reads it.
+inline int64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
 int64_t wall_ns();
 // The wall-clock time of a CLOCK_MONOTONIC reading, by the two clocks' offset now: launches keep one clock reading
 // and their wall time is worked out when they are read. Async-signal-safe.

@@ -27,36 +27,6 @@ void LaunchRing::load_words(const std::atomic<uint64_t>* from, void* to, size_t 
   }
 }
 
-// The fields, every launch: a fixed count, copied without a loop.
-template <size_t... I>
-void LaunchRing::store_fields(Slot& slot, const LaunchFields& fields, std::index_sequence<I...>) {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(&fields);
-  auto store = [&](size_t i) {
-    uint64_t word;
-    std::memcpy(&word, bytes + i * sizeof(uint64_t), sizeof word);
-    slot.fields[i].store(word, std::memory_order_release);
-  };
-  (store(I), ...);
-}
-
-void LaunchRing::publish(const LaunchFields& fields, const Frames& frames) {
-  Slot& slot = slots_[fields.seq % capacity_];
-  const uint64_t writing = 2 * fields.seq + 1;
-  uint64_t seen = slot.version.load(std::memory_order_acquire);
-  if (seen >= writing || (seen & 1) != 0) return;
-  // Acquire: none of the word stores below can be seen before the slot is marked as being written.
-  if (!slot.version.compare_exchange_strong(seen, writing, std::memory_order_acquire, std::memory_order_relaxed))
-    return;
-  // Only the frames in use (the rest of the slot is never read): the fields, the Python frames unless the record
-  // points to a lasting copy of them, the native ones.
-  store_fields(slot, fields, std::make_index_sequence<kFieldWords>{});
-  size_t python = fields.python_lasting != nullptr ? 0 : std::min<size_t>(fields.python_depth, kMaxPythonFrames);
-  if (python > 0) store_words(slot.python, frames.python, python * kPythonWords);
-  size_t native = std::min<size_t>(fields.stack_depth, kMaxStackFrames);
-  if (native > 0) store_words(slot.native, frames.native, native);
-  slot.version.store(writing + 1, std::memory_order_release);
-}
-
 bool LaunchRing::read(const Slot& slot, LaunchRecord& out) const {
   uint64_t before = slot.version.load(std::memory_order_acquire);
   if (before == 0 || (before & 1) != 0) return false;

@@ -6,9 +6,11 @@
 // stopped anywhere (preempted, in a signal handler, or gone in a forked child) can hold a slot, never the ring.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -30,7 +32,7 @@ class LaunchRing {
   // The launch path's: takes the next sequence number into fields.seq and stores the fields where they are, with
   // their python_depth frames of frames.python (none when python_lasting points to them) and stack_depth of
   // frames.native (a depth beyond the record's room makes a record readers refuse). Returns the seq.
-  uint64_t append(LaunchFields& fields, Frames frames) {
+  __attribute__((always_inline)) uint64_t append(LaunchFields& fields, Frames frames) {
     fields.seq = next_.fetch_add(1, std::memory_order_relaxed);
     publish(fields, frames);
     return fields.seq;
@@ -79,5 +81,36 @@ class LaunchRing {
   std::unique_ptr<Slot[]> slots_;
   std::atomic<uint64_t> next_{0};
 };
+
+// The fields, every launch: a fixed count, copied without a loop.
+template <size_t... I>
+inline void LaunchRing::store_fields(Slot& slot, const LaunchFields& fields, std::index_sequence<I...>) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&fields);
+  auto store = [&](size_t i) {
+    uint64_t word;
+    std::memcpy(&word, bytes + i * sizeof(uint64_t), sizeof word);
+    slot.fields[i].store(word, std::memory_order_release);
+  };
+  (store(I), ...);
+}
+
+// Inline: every launch publishes.
+__attribute__((always_inline)) inline void LaunchRing::publish(const LaunchFields& fields, const Frames& frames) {
+  Slot& slot = slots_[fields.seq % capacity_];
+  const uint64_t writing = 2 * fields.seq + 1;
+  uint64_t seen = slot.version.load(std::memory_order_acquire);
+  if (seen >= writing || (seen & 1) != 0) return;
+  // Acquire: none of the word stores below can be seen before the slot is marked as being written.
+  if (!slot.version.compare_exchange_strong(seen, writing, std::memory_order_acquire, std::memory_order_relaxed))
+    return;
+  // Only the frames in use (the rest of the slot is never read): the fields, the Python frames unless the record
+  // points to a lasting copy of them, the native ones.
+  store_fields(slot, fields, std::make_index_sequence<kFieldWords>{});
+  size_t python = fields.python_lasting != nullptr ? 0 : std::min<size_t>(fields.python_depth, kMaxPythonFrames);
+  if (python > 0) store_words(slot.python, frames.python, python * kPythonWords);
+  size_t native = std::min<size_t>(fields.stack_depth, kMaxStackFrames);
+  if (native > 0) store_words(slot.native, frames.native, native);
+  slot.version.store(writing + 1, std::memory_order_release);
+}
 
 }  // namespace firstassert

@@ -3,42 +3,6 @@
 namespace firstassert::source {
 namespace {
 
-Dim3 dims(const dim3& d) { return {d.x, d.y, d.z}; }
-
-template <typename P>
-void read_dim3_launch(const P& p, LaunchEvent& e) {
-  e.grid = dims(p.gridDim);
-  e.block = dims(p.blockDim);
-  e.shared_mem = static_cast<uint32_t>(p.sharedMem);
-  e.stream = reinterpret_cast<uintptr_t>(p.stream);
-}
-
-template <typename P>
-void read_runtime_config_launch(const P& p, LaunchEvent& e) {
-  if (p.config == nullptr) return;
-  e.grid = dims(p.config->gridDim);
-  e.block = dims(p.config->blockDim);
-  e.shared_mem = static_cast<uint32_t>(p.config->dynamicSmemBytes);
-  e.stream = reinterpret_cast<uintptr_t>(p.config->stream);
-}
-
-template <typename P>
-void read_xyz_launch(const P& p, LaunchEvent& e) {
-  e.grid = {p.gridDimX, p.gridDimY, p.gridDimZ};
-  e.block = {p.blockDimX, p.blockDimY, p.blockDimZ};
-  e.shared_mem = p.sharedMemBytes;
-  e.stream = reinterpret_cast<uintptr_t>(p.hStream);
-}
-
-template <typename P>
-void read_driver_config_launch(const P& p, LaunchEvent& e) {
-  if (p.config == nullptr) return;
-  e.grid = {p.config->gridDimX, p.config->gridDimY, p.config->gridDimZ};
-  e.block = {p.config->blockDimX, p.config->blockDimY, p.config->blockDimZ};
-  e.shared_mem = p.config->sharedMemBytes;
-  e.stream = reinterpret_cast<uintptr_t>(p.config->hStream);
-}
-
 template <typename T>
 uintptr_t handle(T h) {
   return reinterpret_cast<uintptr_t>(h);
@@ -46,18 +10,6 @@ uintptr_t handle(T h) {
 template <typename T>
 uintptr_t handle_at(T* out) {
   return out != nullptr ? reinterpret_cast<uintptr_t>(*out) : 0;
-}
-
-// The runtime names the stream `stream`, the driver `hStream`.
-template <typename P>
-void read_graph_launch(const P& p, LaunchEvent& e) {
-  e.graph = true;
-  // The executable graph: graphExec (runtime), hGraphExec (cuGraphLaunch_ptsz), hGraph (cuGraphLaunch's params).
-  if constexpr (requires { p.graphExec; }) e.graph_exec = handle(p.graphExec);
-  else if constexpr (requires { p.hGraphExec; }) e.graph_exec = handle(p.hGraphExec);
-  else e.graph_exec = handle(p.hGraph);
-  if constexpr (requires { p.stream; }) e.stream = reinterpret_cast<uintptr_t>(p.stream);
-  else e.stream = reinterpret_cast<uintptr_t>(p.hStream);
 }
 
 // The graph calls' fields, by the names the runtime and the driver give them.
@@ -130,25 +82,6 @@ constexpr LaunchNumbers number_launches() {
 constinit const LaunchNumbers launch_numbers = number_launches();
 
 }  // namespace detail
-
-bool describe_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, LaunchEvent& launch) {
-  uint8_t entry = detail::launch_entry(domain, cbid);
-  if (entry == 0 || params == nullptr) return false;
-  unsigned number = entry & ~detail::kGraphLaunchBit;
-#define FIRSTASSERT_LAUNCH_CASE(prefix, suffix, type, launch_api, per_thread, reader) \
-  case detail::prefix##suffix:                                                        \
-    launch.api = LaunchApi::launch_api;                                               \
-    launch.per_thread_default_stream = per_thread;                                    \
-    reader(as<type>(params), launch);                                                 \
-    return true;
-#define FIRSTASSERT_RUNTIME_LAUNCH_CASE(...) FIRSTASSERT_LAUNCH_CASE(runtime_, __VA_ARGS__)
-#define FIRSTASSERT_DRIVER_LAUNCH_CASE(...) FIRSTASSERT_LAUNCH_CASE(driver_, __VA_ARGS__)
-  // Numbered densely: each switch is one indexed jump.
-  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
-    switch (number) { FIRSTASSERT_RUNTIME_LAUNCHES(FIRSTASSERT_RUNTIME_LAUNCH_CASE) default: return false; }
-  }
-  switch (number) { FIRSTASSERT_DRIVER_LAUNCHES(FIRSTASSERT_DRIVER_LAUNCH_CASE) default: return false; }
-}
 
 bool describe_stream_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, ApiCall& call) {
 #define FIRSTASSERT_STREAM_CALL_CASE(prefix, suffix, type, call_kind, per_thread, reader)              \

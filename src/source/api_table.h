@@ -175,8 +175,7 @@ inline bool is_kernel_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
   return entry != 0 && (entry & detail::kGraphLaunchBit) == 0;
 }
 
-// Fills launch (api, stream flag, grid, block, shared memory, stream) when cbid is a launch of that domain.
-bool describe_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, LaunchEvent& launch);
+// describe_launch, which reads a launch's params: source/launch_reader.h.
 // Fills call.kind, stream and stream flag when cbid is one of the stream calls; leaves call untouched otherwise.
 bool describe_stream_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, ApiCall& call);
 // Fills call when cbid is one of the graph calls; params may be null (kind only), else read after the call returned.
