@@ -101,8 +101,7 @@ __attribute__((noipa)) void left(void*, CUpti_CallbackDomain domain, CUpti_Callb
   if (cb.functionReturnValue == nullptr) return;
   try {
     source::call_exited(site_of(domain, cbid, cb), *static_cast<const int*>(cb.functionReturnValue), cb.symbolName,
-                        reinterpret_cast<uintptr_t>(cb.context), cb.correlationId,
-                        cb.correlationData != nullptr ? *cb.correlationData : 0);
+                        reinterpret_cast<uintptr_t>(cb.context), cb.correlationId, cb.correlationData);
   } catch (...) {
   }
 }

@@ -32,13 +32,14 @@ bool LaunchRing::read(const Slot& slot, LaunchRecord& out) const {
   if (before == 0 || (before & 1) != 0) return false;
   // A word written by a newer writer synchronizes with that writer's claim, so the second version load sees it.
   LaunchFields& fields = out;
-  load_words(slot.fields, &fields, kFieldWords);
+  load_words(slot.fields, reinterpret_cast<unsigned char*>(&fields) + sizeof fields.seq, kFieldWords);
   if (out.stack_depth > kMaxStackFrames || out.python_depth > kMaxPythonFrames) return false;
   // The frames in use only: the rest of the slot may hold an older record's.
   if (out.python_lasting == nullptr) load_words(slot.python, out.python, out.python_depth * kPythonWords);
   load_words(slot.native, out.stack, out.stack_depth);
   uint64_t after = slot.version.load(std::memory_order_relaxed);
-  if (before != after || out.seq != before / 2 - 1) return false;
+  if (before != after) return false;
+  out.seq = before / 2 - 1;
   // Kept for good, never changed: read from where the record points.
   if (out.python_lasting != nullptr) std::copy_n(out.python_lasting, out.python_depth, out.python);
   // Never copied in: not this record's (nor the fields the launch path never sets).

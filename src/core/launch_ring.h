@@ -31,18 +31,20 @@ class LaunchRing {
 
   // The launch path's: takes the next sequence number into fields.seq and stores the fields where they are, with
   // their python_depth frames of frames.python (none when python_lasting points to them) and stack_depth of
-  // frames.native (a depth beyond the record's room makes a record readers refuse). Returns the seq.
+  // frames.native (depths within the record's room: kMaxPythonFrames, kMaxStackFrames). Returns the seq.
   __attribute__((always_inline)) uint64_t append(LaunchFields& fields, Frames frames) {
     fields.seq = next_.fetch_add(1, std::memory_order_relaxed);
     publish(fields, frames);
     return fields.seq;
   }
-  // A whole record: fill() writes it (seq already set), frames included.
+  // A whole record: fill() writes it (seq already set), frames included; depths beyond the room are cut.
   template <typename Fill>
   uint64_t append(Fill&& fill) {
     LaunchRecord record;
     record.seq = next_.fetch_add(1, std::memory_order_relaxed);
     fill(record);
+    record.python_depth = std::min<uint8_t>(record.python_depth, kMaxPythonFrames);
+    record.stack_depth = std::min<uint8_t>(record.stack_depth, kMaxStackFrames);
     publish(record, {record.python, record.stack});
     return record.seq;
   }
@@ -62,7 +64,9 @@ class LaunchRing {
   // defined behaviour (and visible to ThreadSanitizer, which does not model fences), and on x86 each is a plain move.
   static_assert(sizeof(LaunchFields) % sizeof(uint64_t) == 0, "the fields are copied in whole words");
   static_assert(sizeof(PythonFrame) % sizeof(uint64_t) == 0, "Python frames are copied in whole words");
-  static constexpr size_t kFieldWords = sizeof(LaunchFields) / sizeof(uint64_t);
+  // The slot's version says the seq (2*seq+2): the fields are stored from the word after it.
+  static_assert(offsetof(LaunchFields, seq) == 0 && sizeof(LaunchFields::seq) == sizeof(uint64_t), "seq leads");
+  static constexpr size_t kFieldWords = sizeof(LaunchFields) / sizeof(uint64_t) - 1;
   static constexpr size_t kPythonWords = sizeof(PythonFrame) / sizeof(uint64_t);
   struct Slot {
     std::atomic<uint64_t> version{0};  // 0 empty, 2*seq+1 while seq is being written, 2*seq+2 once complete
@@ -84,11 +88,11 @@ class LaunchRing {
 
 // The fields, every launch: a fixed count, copied without a loop.
 template <size_t... I>
-inline void LaunchRing::store_fields(Slot& slot, const LaunchFields& fields, std::index_sequence<I...>) {
+__attribute__((always_inline)) inline void LaunchRing::store_fields(Slot& slot, const LaunchFields& fields, std::index_sequence<I...>) {
   const auto* bytes = reinterpret_cast<const unsigned char*>(&fields);
   auto store = [&](size_t i) {
     uint64_t word;
-    std::memcpy(&word, bytes + i * sizeof(uint64_t), sizeof word);
+    std::memcpy(&word, bytes + (i + 1) * sizeof(uint64_t), sizeof word);
     slot.fields[i].store(word, std::memory_order_release);
   };
   (store(I), ...);
@@ -96,7 +100,7 @@ inline void LaunchRing::store_fields(Slot& slot, const LaunchFields& fields, std
 
 // Inline: every launch publishes.
 __attribute__((always_inline)) inline void LaunchRing::publish(const LaunchFields& fields, const Frames& frames) {
-  Slot& slot = slots_[fields.seq % capacity_];
+  Slot& slot = slots_.get()[fields.seq % capacity_];
   const uint64_t writing = 2 * fields.seq + 1;
   uint64_t seen = slot.version.load(std::memory_order_acquire);
   if (seen >= writing || (seen & 1) != 0) return;
@@ -104,12 +108,11 @@ __attribute__((always_inline)) inline void LaunchRing::publish(const LaunchField
   if (!slot.version.compare_exchange_strong(seen, writing, std::memory_order_acquire, std::memory_order_relaxed))
     return;
   // Only the frames in use (the rest of the slot is never read): the fields, the Python frames unless the record
-  // points to a lasting copy of them, the native ones.
+  // points to a lasting copy of them, the native ones. The depths are within the record's room (the callers' part).
   store_fields(slot, fields, std::make_index_sequence<kFieldWords>{});
-  size_t python = fields.python_lasting != nullptr ? 0 : std::min<size_t>(fields.python_depth, kMaxPythonFrames);
-  if (python > 0) store_words(slot.python, frames.python, python * kPythonWords);
-  size_t native = std::min<size_t>(fields.stack_depth, kMaxStackFrames);
-  if (native > 0) store_words(slot.native, frames.native, native);
+  if (fields.python_lasting == nullptr && fields.python_depth > 0)
+    store_words(slot.python, frames.python, fields.python_depth * kPythonWords);
+  if (fields.stack_depth > 0) store_words(slot.native, frames.native, fields.stack_depth);
   slot.version.store(writing + 1, std::memory_order_release);
 }
 

@@ -26,20 +26,10 @@ bool Tracker::capturing(uint64_t key) const {
 
 namespace {
 
-// What the tracker adds to the fields an event source described: the time, the thread, the interned name, and the
-// depths cut to a record's room.
-__attribute__((always_inline)) inline void complete_fields(LaunchFields& f, const char* kernel) {
-  f.mono_ns = monotonic_ns();  // one clock on the launch path: the wall time is worked out when it is read
-  f.thread = current_thread_id();
-  f.kernel = kernel;
-  if (f.python_depth > kMaxPythonFrames) f.python_depth = kMaxPythonFrames;
-  if (f.stack_depth > kMaxStackFrames) f.stack_depth = kMaxStackFrames;
-}
-
 // A record made whole, frames included: for the records that never go through the ring.
 LaunchRecord whole_record(const LaunchEvent& launch, const char* kernel) {
   LaunchRecord r(launch);
-  complete_fields(r, kernel);
+  Tracker::complete_fields(r, kernel);
   // The record holds its own copy of the frames, kept for good or not.
   r.python_lasting = nullptr;
   for (unsigned i = 0; i < r.python_depth; ++i) r.python[i] = launch.python_stack[i];
@@ -48,15 +38,6 @@ LaunchRecord whole_record(const LaunchEvent& launch, const char* kernel) {
 }
 
 }  // namespace
-
-uint64_t Tracker::record_launch(LaunchEvent& launch) {
-  if (capturing_count_.load(std::memory_order_acquire) != 0 && !launch.graph &&
-      capturing(stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id())))
-    return kNotRecorded;
-  complete_fields(launch, names_.intern(launch.kernel));
-  // The fields go to the ring's slot from where the event source described them, the frames from its buffers.
-  return ring_.append(launch, {launch.python_stack, launch.native_stack});
-}
 
 void Tracker::raise_mark(std::vector<StreamMark>& marks, uint64_t key, uint64_t upto) {
   for (StreamMark& m : marks) {

@@ -130,7 +130,15 @@ class Tracker {
   // (seq, time, thread; kernel becomes the interned name) and stores them in the ring as they are. No allocation or
   // lock after the kernel's first launch. A launch into a capturing stream only adds a node to a graph: it is not
   // recorded (and left as it was), and kNotRecorded is returned.
-  uint64_t record_launch(LaunchEvent& launch);
+  // Inline: every launch is recorded here.
+  __attribute__((always_inline)) uint64_t record_launch(LaunchEvent& launch) {
+    if (capturing_count_.load(std::memory_order_acquire) != 0 && !launch.graph &&
+        capturing(stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id())))
+      return kNotRecorded;
+    complete_fields(launch, names_.intern(launch.kernel));
+    // The fields go to the ring's slot from where the event source described them, the frames from its buffers.
+    return ring_.append(launch, {launch.python_stack, launch.native_stack});
+  }
   uint64_t record_launch(LaunchEvent&& launch) { return record_launch(launch); }
   static constexpr uint64_t kNotRecorded = ~uint64_t{0};
   // The result of any API call (launches included): sync marks on success, errors otherwise.
@@ -148,6 +156,15 @@ class Tracker {
   uint64_t launch_count() const { return ring_.total(); }
   Findings findings() const;
   const LaunchRing& ring() const { return ring_; }
+  // What the tracker adds to the fields an event source described: the time, the thread, the interned name, and the
+  // depths cut to a record's room.
+  static void complete_fields(LaunchFields& f, const char* kernel) {
+    f.mono_ns = monotonic_ns();  // one clock on the launch path: the wall time is worked out when it is read
+    f.thread = current_thread_id();
+    f.kernel = kernel;
+    if (f.python_depth > kMaxPythonFrames) f.python_depth = kMaxPythonFrames;
+    if (f.stack_depth > kMaxStackFrames) f.stack_depth = kMaxStackFrames;
+  }
   // A record read from the ring gets its wall time here (the launch path keeps only the monotonic one).
   static void with_wall_time(LaunchRecord& r) {
     if (r.wall_ns == 0) r.wall_ns = wall_from_monotonic(r.mono_ns);

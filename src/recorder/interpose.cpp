@@ -150,7 +150,7 @@ Ret around(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* name,
   }
   Ret r = call();
   try {
-    source::call_exited(site, static_cast<int>(r), kernel, current_context(), 0, entry);
+    source::call_exited(site, static_cast<int>(r), kernel, current_context(), 0, &entry);
   } catch (...) {
   }
   return r;

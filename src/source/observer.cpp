@@ -100,7 +100,23 @@ struct ContextDevice {
 ContextDevice context_devices[kMaxContexts];
 std::mutex context_mutex;
 
-int32_t device_of(uintptr_t context) {
+// The thread's last context and its device: a thread mostly launches on one.
+struct LastContext {
+  uintptr_t context;
+  int32_t device;
+};
+constinit FIRSTASSERT_FAST_TLS thread_local LastContext last_context{0, -1};
+
+int32_t find_device_of(uintptr_t context);
+
+inline int32_t device_of(uintptr_t context) {
+  if (context == last_context.context) return last_context.device;
+  int32_t device = find_device_of(context);
+  last_context = {context, device};
+  return device;
+}
+
+int32_t find_device_of(uintptr_t context) {
   if (context == 0) return -1;
   for (const ContextDevice& c : context_devices) {
     uintptr_t seen = c.context.load(std::memory_order_acquire);
@@ -269,7 +285,7 @@ ApiDomain api_domain_of(CUpti_CallbackDomain domain) {
 }  // namespace
 
 void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t context, uint32_t correlation_id,
-                 uint64_t entry_data) {
+                 const uint64_t* entered) {
   CUpti_CallbackDomain domain = site.domain;
   CUpti_CallbackId cbid = site.cbid;
   LaunchEvent launch;
@@ -308,7 +324,7 @@ void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t c
   call.api = site.function;
   call.code = code;
   call.context = context;
-  if (describe_stream_call(domain, cbid, site.params, call)) call.launches_at_entry = entry_data;
+  if (describe_stream_call(domain, cbid, site.params, call)) call.launches_at_entry = entered != nullptr ? *entered : 0;
   if (code != 0 || call.kind != CallKind::other) recording.tracker->record_call(call);
 }
 

@@ -142,8 +142,9 @@ extern bool launches_need_entering;  // breadcrumbs are written: set by start(),
 inline bool call_needs_entering(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   return detail::launches_need_entering || !is_kernel_launch(domain, cbid);
 }
-// After it: kernel is the launched kernel's mangled name (launches), context the calling thread's current one.
+// After it: kernel is the launched kernel's mangled name (launches), context the calling thread's current one,
+// entered what call_entered returned (read only for the calls it matters to; null: not asked).
 void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t context, uint32_t correlation_id,
-                 uint64_t entry_data);
+                 const uint64_t* entered);
 
 }  // namespace firstassert::source
