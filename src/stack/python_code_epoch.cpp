@@ -46,11 +46,11 @@ const Watching& watching() {
 
 constexpr int kCodeDestroyed = 1;  // PY_CODE_EVENT_DESTROY
 constexpr int kRequests = 4;       // Py_AddPendingCall fails while the pending queue is full: a few tries
-std::atomic<uint64_t> destroyed{0};  // 0 until the count has started, then 1 + code objects destroyed since
+std::atomic<uint64_t>& destroyed = detail::code_objects_destroyed;
 std::atomic<int> requests{0};
-// The interpreter whose code objects are counted, stored before destroyed becomes non-zero; nullptr: every
-// interpreter's (a type's deallocator is shared by all of them).
-std::atomic<void*> watched{nullptr};
+// A type's deallocator is shared by all interpreters: counted_interpreter stays nullptr then.
+std::atomic<const void*>& watched = detail::counted_interpreter;
+constexpr size_t kThreadInterpreter = 16;  // PyThreadState: prev, next, interp
 
 // Called with the GIL by whichever thread creates or destroys a code object: one atomic add, nothing of Python's.
 int on_code_event(int event, void*) {
@@ -107,11 +107,22 @@ int start_counting(void* minor_as_pointer) {
 
 }  // namespace
 
-uint64_t python_code_epoch(const void* thread_state, int minor) {
+namespace detail {
+std::atomic<uint64_t> code_objects_destroyed{0};
+std::atomic<const void*> counted_interpreter{nullptr};
+std::atomic<size_t> thread_interpreter_offset{0};
+
+uint64_t python_code_epoch_slow(const void* thread_state, int minor) {
   uint64_t epoch = destroyed.load(std::memory_order_acquire);
   if (epoch != 0) {
-    void* interpreter = watched.load(std::memory_order_relaxed);
-    return interpreter == nullptr || watching().interpreter_of(thread_state) == interpreter ? epoch : 0;
+    const void* interpreter = watched.load(std::memory_order_relaxed);
+    if (interpreter == nullptr) return epoch;
+    const void* of_thread = watching().interpreter_of(thread_state);
+    const void* in_place = nullptr;
+    std::memcpy(&in_place, static_cast<const char*>(thread_state) + kThreadInterpreter, sizeof in_place);
+    if (of_thread != nullptr && in_place == of_thread)
+      thread_interpreter_offset.store(kThreadInterpreter, std::memory_order_relaxed);
+    return of_thread == interpreter ? epoch : 0;
   }
   if (requests.load(std::memory_order_relaxed) < kRequests &&
       requests.fetch_add(1, std::memory_order_relaxed) < kRequests &&
@@ -122,5 +133,6 @@ uint64_t python_code_epoch(const void* thread_state, int minor) {
   }
   return 0;
 }
+}  // namespace detail
 
 }  // namespace firstassert

@@ -4,7 +4,9 @@
 // frame for frame and instruction for instruction, is the same stack.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <cstring>
 
 namespace firstassert {
 
@@ -12,8 +14,32 @@ namespace firstassert {
 // cannot be relied on: a Python before 3.11, a
 // thread of a subinterpreter under 3.12+ (the watcher sees the main interpreter's code objects only), or a count not
 // started yet (the first calls ask the main thread to start it, through Py_AddPendingCall, as that needs the GIL) or
-// refused.
-// Lock-free after the first calls, which take the interpreter's pending-call lock once.
-uint64_t python_code_epoch(const void* thread_state, int minor);
+// refused. Lock-free after the first calls, which take the interpreter's pending-call lock once. Inline (below): every
+// launch from Python asks.
+inline uint64_t python_code_epoch(const void* thread_state, int minor);
+
+namespace detail {
+// 0 until the count has started, then 1 + code objects destroyed since.
+extern std::atomic<uint64_t> code_objects_destroyed;
+// The interpreter whose code objects are counted (stored before the count starts); nullptr: every interpreter's.
+extern std::atomic<const void*> counted_interpreter;
+// Where PyThreadState keeps its interpreter (prev, next, interp in every CPython 3): read in place once a first call
+// saw it say what PyThreadState_GetInterpreter says; 0 until then (the function is asked).
+extern std::atomic<size_t> thread_interpreter_offset;
+uint64_t python_code_epoch_slow(const void* thread_state, int minor);
+}  // namespace detail
+
+inline uint64_t python_code_epoch(const void* thread_state, int minor) {
+  uint64_t epoch = detail::code_objects_destroyed.load(std::memory_order_acquire);
+  const void* counted = detail::counted_interpreter.load(std::memory_order_relaxed);
+  if (epoch == 0 || counted != nullptr) {
+    size_t offset = detail::thread_interpreter_offset.load(std::memory_order_relaxed);
+    if (epoch == 0 || offset == 0) return detail::python_code_epoch_slow(thread_state, minor);
+    const void* interpreter;
+    std::memcpy(&interpreter, static_cast<const char*>(thread_state) + offset, sizeof interpreter);
+    return interpreter == counted ? epoch : 0;
+  }
+  return epoch;
+}
 
 }  // namespace firstassert
