@@ -173,10 +173,10 @@ void capture_stacks(LaunchEvent& launch, Stacks& stacks) {
                                              : kMaxPythonFrames;
     // The frames may be the thread's copy of a stack walked before (valid until its next capture, after this call),
     // or one kept for good, which the record then points to.
-    bool lasting = false;
-    launch.python_depth =
-        static_cast<uint8_t>(capture_python_stack(stacks.python, depth, &launch.python_stack, &lasting));
-    launch.python_lasting = lasting ? launch.python_stack : nullptr;
+    PythonStack python = capture_python_stack(stacks.python, depth);
+    launch.python_stack = python.frames;
+    launch.python_depth = static_cast<uint8_t>(python.count);
+    launch.python_lasting = python.lasting ? python.frames : nullptr;
   }
 }
 

@@ -254,6 +254,9 @@ struct Step {
 // they are. A stack whose walk took more steps than kStackSteps is not kept.
 constexpr size_t kStacks = 16;
 constexpr size_t kStackSteps = 48;
+// Ends a kept stack's steps: no frame is at an odd address, so no frame is taken for it (nullptr, the end of a
+// thread's frames, is not).
+const void* const kNoFrame = reinterpret_cast<const void*>(uintptr_t{1});
 struct WalkedStack {
   uint64_t epoch;     // python_code_epoch when walked; 0: empty
   size_t max_frames;  // what the walk was asked for
@@ -261,13 +264,20 @@ struct WalkedStack {
   uint32_t steps;
   uint32_t count;
   const PythonFrame* lasting;  // the frames kept for good; nullptr (the pool is full): in frames
-  // Each step's frame and instruction side by side: checking them again reads one array in order.
+  // Each step's frame and instruction side by side, checked again in order; after the last, kNoFrame.
   struct At {
     const void* frame;
     uint64_t instruction;
-  } at[kStackSteps];
+  } at[kStackSteps + 1];
   PythonFrame frames[kMaxPythonFrames];
 };
+
+// Where a stack is kept: by its innermost frame and instruction.
+inline size_t stack_key(const void* frame, uint64_t instruction) {
+  static_assert(kStacks == 16, "the key is the hash's top 4 bits");
+  return static_cast<size_t>(((reinterpret_cast<uintptr_t>(frame) >> 4) ^ (instruction >> 1)) * 0x9E3779B97F4A7C15ull >>
+                             60);
+}
 
 struct WalkMemo {
   Step steps[kMemoSteps];
@@ -348,19 +358,15 @@ size_t walk(const Interpreter& py, const void*& frame, WalkMemo* memo, PythonFra
   return count;
 }
 
-// Whether the thread's stack from frame is the one walked: every frame where it was, at the same instruction.
-// Unrolled: each step is two compares and a load, and the loop's own count would be a third of it.
-template <size_t kLayout>
-bool walked_again(const void* frame, const WalkedStack& w) {
-  static constexpr const PythonLayout& l = kPythonLayouts[kLayout];
-  const WalkedStack::At* at_step = w.at;
-  const WalkedStack::At* const last = w.at + w.steps;
-#pragma GCC unroll 4
-  for (; at_step != last; ++at_step) {
-    if (frame != at_step->frame || at<uint64_t>(frame, l.frame_instruction) != at_step->instruction) return false;
-    frame = at<const void*>(frame, l.frame_previous);
+// Whether the thread's stack from frame is the one walked: every frame where it was, at the same instruction. The
+// steps end at kNoFrame, which no frame matches, so that each step is two compares and a load, with no count.
+inline bool walked_again(const void* frame, const WalkedStack& w, size_t instruction_at, size_t previous_at) {
+  const WalkedStack::At* step = w.at;
+  for (; frame == step->frame; ++step) {
+    if (at<uint64_t>(frame, instruction_at) != step->instruction) return false;
+    frame = at<const void*>(frame, previous_at);
   }
-  return frame == w.end;
+  return step == w.at + w.steps && frame == w.end;
 }
 
 template <size_t kLayout>
@@ -371,12 +377,8 @@ size_t capture(const Interpreter& py, const void* thread, const void* frame, Wal
     // Read before the walk: a code object freed after this is none of the walked frames' (they are live).
     const uint64_t epoch = memo != nullptr && frame != nullptr ? python_code_epoch(thread, l.minor) : 0;
     if (epoch != 0) {
-      uint64_t instruction = at<uint64_t>(frame, l.frame_instruction);
-      static_assert(kStacks == 16, "the key is the hash's top 4 bits");
-      size_t key = static_cast<size_t>(((reinterpret_cast<uintptr_t>(frame) >> 4) ^ (instruction >> 1)) *
-                                       0x9E3779B97F4A7C15ull >> 60);
-      WalkedStack& w = memo->stacks[key];
-      if (w.epoch == epoch && w.max_frames == max_frames && walked_again<kLayout>(frame, w)) {
+      WalkedStack& w = memo->stacks[stack_key(frame, at<uint64_t>(frame, l.frame_instruction))];
+      if (w.epoch == epoch && w.max_frames == max_frames && walked_again(frame, w, l.frame_instruction, l.frame_previous)) {
         *where = w.lasting != nullptr ? w.lasting : w.frames;
         *lasting = w.lasting != nullptr;
         return w.count;
@@ -390,6 +392,7 @@ size_t capture(const Interpreter& py, const void* thread, const void* frame, Wal
         w.max_frames = max_frames;
         w.end = end;
         w.steps = trail.steps;
+        w.at[trail.steps] = {kNoFrame, 0};
         w.count = static_cast<uint32_t>(count);
         w.lasting = lasting_python_frames(frames, count);
         if (w.lasting == nullptr) std::copy_n(frames, count, w.frames);
@@ -419,29 +422,84 @@ size_t capture_with_layout(size_t layout, std::index_sequence<I...>, const Inter
 
 }  // namespace
 
-size_t capture_python_stack(PythonFrame* frames, size_t max_frames, const PythonFrame** where, bool* lasting) {
-  if (where == nullptr) {  // the frames in frames, wherever the capture found them
-    const PythonFrame* found = frames;
-    size_t count = capture_python_stack(frames, max_frames, &found, lasting);
-    if (found != frames) std::copy_n(found, count, frames);
-    return count;
-  }
-  bool lasting_unasked = false;
-  if (lasting == nullptr) lasting = &lasting_unasked;
-  *where = frames;
-  *lasting = false;
-  max_frames = std::min<size_t>(max_frames, kMaxPythonFrames);  // what a kept stack holds
+namespace {
+
+// Every capture but the launch path's warm one: the interpreter checked, the thread's frames walked (or found again).
+__attribute__((noinline)) PythonStack capture_walking(PythonFrame* buffer, size_t max_frames) {
+  PythonStack none{buffer, 0, false};
   const Interpreter& py = interpreter();
   // While the interpreter shuts down, other threads' states and frames are being freed: none are read then.
-  if (py.layout == nullptr || max_frames == 0 || py.is_initialized() == 0 || py.is_finalizing() != 0) return 0;
+  if (py.layout == nullptr || max_frames == 0 || py.is_initialized() == 0 || py.is_finalizing() != 0) return none;
   const PythonLayout& l = *py.layout;
   const void* thread = py.this_thread_state();
-  if (thread == nullptr) return 0;  // a thread Python has never run on
+  if (thread == nullptr) return none;  // a thread Python has never run on
   WalkMemo* memo = ThreadBlock<WalkMemo>::get();
   const void* frame = innermost_frame(l, thread);
   constexpr auto kLayouts = std::make_index_sequence<std::size(kPythonLayouts)>{};
-  return capture_with_layout(static_cast<size_t>(&l - kPythonLayouts), kLayouts, py, thread, frame, memo, frames,
-                             max_frames, where, lasting);
+  const PythonFrame* where = buffer;
+  bool lasting = false;
+  size_t count = capture_with_layout(static_cast<size_t>(&l - kPythonLayouts), kLayouts, py, thread, frame, memo,
+                                     buffer, max_frames, &where, &lasting);
+  return {where, static_cast<uint32_t>(count), lasting};
+}
+
+// What the launch path's warm capture reads, set once the interpreter is known to have kept stacks (CPython 3.11+):
+// the same checks and offsets as the walk, held as values instead of per-layout constants, so that a stack found
+// again costs its check frame by frame and little else.
+struct StackReuse {
+  std::atomic<bool> ready{false};
+  int (*is_initialized)() = nullptr;
+  int (*is_finalizing)() = nullptr;
+  void* (*this_thread_state)() = nullptr;
+  int minor = 0;
+  ptrdiff_t cframe = -1;
+  size_t cframe_current = 0;
+  size_t thread_frame = 0;
+  size_t frame_instruction = 0;
+  size_t frame_previous = 0;
+};
+StackReuse reuse;
+
+void prepare_reuse() {
+  const Interpreter& py = interpreter();
+  if (py.layout == nullptr || !py.layout->interpreter_frames || py.layout->minor < 11) return;
+  const PythonLayout& l = *py.layout;
+  reuse.is_initialized = py.is_initialized;
+  reuse.is_finalizing = py.is_finalizing;
+  reuse.this_thread_state = py.this_thread_state;
+  reuse.minor = l.minor;
+  reuse.cframe = l.cframe;
+  reuse.cframe_current = l.cframe_current;
+  reuse.thread_frame = l.thread_frame;
+  reuse.frame_instruction = l.frame_instruction;
+  reuse.frame_previous = l.frame_previous;
+  reuse.ready.store(true, std::memory_order_release);
+}
+
+}  // namespace
+
+PythonStack capture_python_stack(PythonFrame* buffer, size_t max_frames) {
+  max_frames = std::min<size_t>(max_frames, kMaxPythonFrames);  // what a kept stack holds
+  if (!reuse.ready.load(std::memory_order_acquire)) {
+    static std::once_flag once;
+    std::call_once(once, prepare_reuse);
+    return capture_walking(buffer, max_frames);
+  }
+  // The stack this thread's last walks kept under this innermost frame and instruction, found again frame by frame
+  // (what capture<> does first, here without the walk's setup); anything else is walked.
+  const StackReuse& r = reuse;
+  if (max_frames == 0 || r.is_initialized() == 0 || r.is_finalizing() != 0) return capture_walking(buffer, max_frames);
+  const void* thread = r.this_thread_state();
+  WalkMemo* memo = ThreadBlock<WalkMemo>::get();
+  if (thread == nullptr || memo == nullptr) return capture_walking(buffer, max_frames);
+  const void* frame = r.cframe >= 0 ? at<const void*>(thread, static_cast<size_t>(r.cframe)) : thread;
+  if (frame != nullptr) frame = at<const void*>(frame, r.cframe >= 0 ? r.cframe_current : r.thread_frame);
+  const uint64_t epoch = frame != nullptr ? python_code_epoch(thread, r.minor) : 0;
+  if (epoch == 0) return capture_walking(buffer, max_frames);
+  const WalkedStack& w = memo->stacks[stack_key(frame, at<uint64_t>(frame, r.frame_instruction))];
+  if (w.epoch != epoch || w.max_frames != max_frames || !walked_again(frame, w, r.frame_instruction, r.frame_previous))
+    return capture_walking(buffer, max_frames);
+  return {w.lasting != nullptr ? w.lasting : w.frames, w.count, w.lasting != nullptr};
 }
 
 }  // namespace firstassert

@@ -14,11 +14,17 @@
 
 namespace firstassert {
 
-// Up to max_frames frames; 0 when Python is absent, not initialized, has never run on this thread, or is a version
-// or build whose layout is not known (one info line says so). Where the frames are is told in *where when given:
-// frames, the thread's own copy of a stack walked before (valid until the thread's next capture), or a copy kept for
-// good (python_stack_pool.h), which *lasting, when given, says. Without where, they are always in frames.
-size_t capture_python_stack(PythonFrame* frames, size_t max_frames, const PythonFrame** where = nullptr,
-                            bool* lasting = nullptr);
+// Where a capture left the frames: the caller's buffer, the thread's own copy of a stack walked before (valid until
+// the thread's next capture), or a copy kept for good (python_stack_pool.h), which lasting says. 16 bytes: returned
+// in two registers.
+struct PythonStack {
+  const PythonFrame* frames;
+  uint32_t count;
+  bool lasting;
+};
+
+// Up to max_frames frames (at most kMaxPythonFrames); none when Python is absent, not initialized, has never run on
+// this thread, or is a version or build whose layout is not known (one info line says so).
+PythonStack capture_python_stack(PythonFrame* buffer, size_t max_frames);
 
 }  // namespace firstassert
