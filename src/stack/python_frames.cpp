@@ -362,9 +362,18 @@ size_t walk(const Interpreter& py, const void*& frame, WalkMemo* memo, PythonFra
 // steps end at kNoFrame, which no frame matches, so that each step is two compares and a load, with no count.
 inline bool walked_again(const void* frame, const WalkedStack& w, size_t instruction_at, size_t previous_at) {
   const WalkedStack::At* step = w.at;
-  for (; frame == step->frame; ++step) {
-    if (at<uint64_t>(frame, instruction_at) != step->instruction) return false;
+  // Two steps a turn: the sentinel ends the steps at either.
+  for (;;) {
+    if (frame != step[0].frame) break;
+    if (at<uint64_t>(frame, instruction_at) != step[0].instruction) return false;
     frame = at<const void*>(frame, previous_at);
+    if (frame != step[1].frame) {
+      ++step;
+      break;
+    }
+    if (at<uint64_t>(frame, instruction_at) != step[1].instruction) return false;
+    frame = at<const void*>(frame, previous_at);
+    step += 2;
   }
   return step == w.at + w.steps && frame == w.end;
 }
@@ -447,7 +456,8 @@ __attribute__((noinline)) PythonStack capture_walking(PythonFrame* buffer, size_
 // the same checks and offsets as the walk, held as values instead of per-layout constants, so that a stack found
 // again costs its check frame by frame and little else.
 struct StackReuse {
-  std::atomic<bool> ready{false};
+  enum State : int { unknown, ready, walk_only, no_python };  // walk_only: a Python before 3.11
+  std::atomic<int> state{unknown};
   int (*is_initialized)() = nullptr;
   int (*is_finalizing)() = nullptr;
   void* (*this_thread_state)() = nullptr;
@@ -462,7 +472,15 @@ StackReuse reuse;
 
 void prepare_reuse() {
   const Interpreter& py = interpreter();
-  if (py.layout == nullptr || !py.layout->interpreter_frames || py.layout->minor < 11) return;
+  // No Python, or one whose layout is not known: no frames, ever, and no more asking.
+  if (py.layout == nullptr) {
+    reuse.state.store(StackReuse::no_python, std::memory_order_release);
+    return;
+  }
+  if (!py.layout->interpreter_frames || py.layout->minor < 11) {
+    reuse.state.store(StackReuse::walk_only, std::memory_order_release);
+    return;
+  }
   const PythonLayout& l = *py.layout;
   reuse.is_initialized = py.is_initialized;
   reuse.is_finalizing = py.is_finalizing;
@@ -473,18 +491,21 @@ void prepare_reuse() {
   reuse.thread_frame = l.thread_frame;
   reuse.frame_instruction = l.frame_instruction;
   reuse.frame_previous = l.frame_previous;
-  reuse.ready.store(true, std::memory_order_release);
+  reuse.state.store(StackReuse::ready, std::memory_order_release);
 }
 
 }  // namespace
 
-PythonStack capture_python_stack(PythonFrame* buffer, size_t max_frames) {
-  max_frames = std::min<size_t>(max_frames, kMaxPythonFrames);  // what a kept stack holds
-  if (!reuse.ready.load(std::memory_order_acquire)) {
-    static std::once_flag once;
-    std::call_once(once, prepare_reuse);
-    return capture_walking(buffer, max_frames);
-  }
+namespace {
+
+// The first captures, and every capture of a Python before 3.11.
+__attribute__((noinline)) PythonStack capture_before_reuse(PythonFrame* buffer, size_t max_frames) {
+  static std::once_flag once;
+  std::call_once(once, prepare_reuse);
+  return capture_walking(buffer, max_frames);
+}
+
+__attribute__((noinline)) PythonStack capture_warm(PythonFrame* buffer, size_t max_frames) {
   // The stack this thread's last walks kept under this innermost frame and instruction, found again frame by frame
   // (what capture<> does first, here without the walk's setup); anything else is walked.
   const StackReuse& r = reuse;
@@ -500,6 +521,17 @@ PythonStack capture_python_stack(PythonFrame* buffer, size_t max_frames) {
   if (w.epoch != epoch || w.max_frames != max_frames || !walked_again(frame, w, r.frame_instruction, r.frame_previous))
     return capture_walking(buffer, max_frames);
   return {w.lasting != nullptr ? w.lasting : w.frames, w.count, w.lasting != nullptr};
+}
+
+}  // namespace
+
+// Apart from the captures themselves, so that a process without Python pays a load and a compare.
+PythonStack capture_python_stack(PythonFrame* buffer, size_t max_frames) {
+  max_frames = std::min<size_t>(max_frames, kMaxPythonFrames);  // what a kept stack holds
+  int state = reuse.state.load(std::memory_order_acquire);
+  if (state == StackReuse::ready) return capture_warm(buffer, max_frames);
+  if (state == StackReuse::no_python) return {buffer, 0, false};
+  return capture_before_reuse(buffer, max_frames);
 }
 
 }  // namespace firstassert
