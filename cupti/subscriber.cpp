@@ -8,6 +8,7 @@
 #include <atomic>
 
 #include "core/fast_tls.h"
+#include "core/no_ipa.h"
 #include "cupti_library.h"
 #include "source/observer.h"
 
@@ -63,12 +64,13 @@ source::CallSite site_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
 }
 
 // The hot paths below make their calls last (tail calls) so that none of them saves registers: each takes
-// on_callback's arguments as they are (noipa keeps the compiler from dropping the unused one, which would move the
-// others).
+// on_callback's arguments as they are (FIRSTASSERT_NO_IPA keeps the compiler from dropping the unused one, which
+// would move the others).
 
 // What the observer is told of a call's ENTER. Nothing may unwind into CUPTI or the program: a failure of ours (out of
 // memory) loses what the call would have told.
-__attribute__((noipa, cold)) void enter(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+FIRSTASSERT_NO_IPA __attribute__((cold)) void enter(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                                    const void* data) {
   const auto& cb = *static_cast<const CUpti_CallbackData*>(data);
   try {
     *cb.correlationData = source::call_entered(site_of(domain, cbid, cb));
@@ -79,12 +81,12 @@ __attribute__((noipa, cold)) void enter(void*, CUpti_CallbackDomain domain, CUpt
 // A call of the program CUPTI shows entering, at its outermost level (driver calls only when made directly): marked
 // open, then told to the observer when it has something to do before the call (record only: nothing, for a launch).
 void entered(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
-__attribute__((noipa, cold)) void entered_first(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                                                const void* data) {
+FIRSTASSERT_NO_IPA __attribute__((cold)) void entered_first(void* userdata, CUpti_CallbackDomain domain,
+                                                            CUpti_CallbackId cbid, const void* data) {
   source::lend_cupti_call_mark();
   entered(userdata, domain, cbid, data);
 }
-__attribute__((noipa)) void entered(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+FIRSTASSERT_NO_IPA void entered(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   if (draining.load(std::memory_order_relaxed)) return;
   if (!source::cupti_call_mark_lent()) return entered_first(userdata, domain, cbid, data);
   source::cupti_call_began();
@@ -93,7 +95,7 @@ __attribute__((noipa)) void entered(void* userdata, CUpti_CallbackDomain domain,
 }
 
 // The same call leaving: recorded, then closed.
-__attribute__((noipa)) void left(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+FIRSTASSERT_NO_IPA void left(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   const auto& cb = *static_cast<const CUpti_CallbackData*>(data);
   // Entered while the subscription was being given up: left alone.
   if (draining.load(std::memory_order_relaxed) && !source::inside_cupti_call()) return;
@@ -108,7 +110,7 @@ __attribute__((noipa)) void left(void*, CUpti_CallbackDomain domain, CUpti_Callb
 
 // CUPTI's view of a call, handed to the shared observer: runtime calls at their outermost level, driver calls only
 // when made directly (not as the implementation of a runtime call).
-__attribute__((noipa)) void handle(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+FIRSTASSERT_NO_IPA void handle(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   // The interposition hooks record a call they wrap themselves (a hand-over in progress): never both.
   if (source::inside_our_call() || source::inside_hooked_call() || data == nullptr) return;
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;

@@ -1,5 +1,6 @@
 // The launch tables' callback-id lookup (source/api_table.h): every launch of either domain is found as itself, with
 // its entry point, per-thread flag and graph flag, and nothing else is taken for a launch.
+#include "core/no_ipa.h"
 #include "source/api_table.h"
 #include "source/launch_reader.h"
 
@@ -14,7 +15,7 @@ namespace {
 
 // Called as the observer calls it, on params it knows nothing of: inlined with one params type in sight, the
 // compiler would check every case of the switch against that type.
-__attribute__((noipa)) bool describe(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params,
+FIRSTASSERT_NO_IPA bool describe(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params,
                                      LaunchEvent& launch) {
   return describe_launch(domain, cbid, params, launch);
 }
