@@ -85,10 +85,18 @@ __attribute__((always_inline)) inline bool learn_walk(stack_memo::Entry& e, size
       // rbp points into the frame: its CFA may come from rbp (a frame pointer's at CFA - 16, libffi's at CFA - 32)
       // or from the word below it (GCC's realigned frames keep the CFA at rbp - 8), so both are part of the walk.
       // Only a slot outside the capturing function's frame is checked, or its frame pointer's: another save of its
-      // own may not have happened yet when a check runs.
+      // own may not have happened yet when a check runs. An rbp that can only have come from the capturing
+      // function (its register or a save of its own) makes the walk uncheckable only where the CFA is one rbp gives:
+      // otherwise it is a pointer its caller holds to a local, and the CFA came from rsp.
       bool outside = rbp_from.type == UNW_SLT_MEMORY && (rbp_from.u.addr >= e.cfa || rbp_from.u.addr == own_rbp_slot);
-      if (!outside || !check(rbp_from.u.addr, rbp)) return false;
-      if (cfa != rbp + 2 * sizeof(uintptr_t)) {
+      if (!outside) {
+        const uintptr_t below = rbp - sizeof(uintptr_t);
+        bool cfa_from_rbp = cfa == rbp + 2 * sizeof(uintptr_t) || cfa == rbp + 4 * sizeof(uintptr_t) ||
+                            below < sp || *reinterpret_cast<const uintptr_t*>(below) == cfa;
+        if (cfa_from_rbp) return false;
+      } else if (!check(rbp_from.u.addr, rbp)) {
+        return false;
+      } else if (cfa != rbp + 2 * sizeof(uintptr_t)) {
         uintptr_t below = rbp - sizeof(uintptr_t);
         if (below < sp || !check(below, *reinterpret_cast<const uintptr_t*>(below))) return false;
       }

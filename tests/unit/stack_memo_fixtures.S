@@ -138,4 +138,34 @@ stack_memo_\kind\()_large:
         callers rbp32, 16
         callers drap, 0
 
+// size_t stack_memo_local_in_rbp(capture, frames, max_frames, skip, machinery, cut): capture(frames, max_frames,
+// skip, machinery, cut) called with rbp pointing at a local of this frame, whose CFA comes from rsp (rbp + 24): a
+// compiler's frame that keeps a local's address in rbp across its call of the capture.
+        .globl stack_memo_local_in_rbp
+        .type stack_memo_local_in_rbp, @function
+stack_memo_local_in_rbp:
+        .cfi_startproc
+        push %rbp
+        .cfi_def_cfa_offset 16
+        .cfi_offset %rbp, -16
+        sub $16, %rsp
+        .cfi_def_cfa_offset 32
+        movq $0, (%rsp)
+        lea 8(%rsp), %rbp
+        mov %rdi, %rax
+        mov %rsi, %rdi
+        mov %rdx, %rsi
+        mov %rcx, %rdx
+        mov %r8, %rcx
+        mov %r9, %r8
+        call *%rax
+        add $16, %rsp
+        .cfi_def_cfa_offset 16
+        pop %rbp
+        .cfi_restore %rbp
+        .cfi_def_cfa_offset 8
+        ret
+        .cfi_endproc
+        .size stack_memo_local_in_rbp, .-stack_memo_local_in_rbp
+
         .section .note.GNU-stack, "", @progbits

@@ -190,6 +190,8 @@ size_t stack_memo_rbp32_small(Callback fn, void* arg);
 size_t stack_memo_rbp32_large(Callback fn, void* arg);
 size_t stack_memo_drap_small(Callback fn, void* arg);
 size_t stack_memo_drap_large(Callback fn, void* arg);
+size_t stack_memo_local_in_rbp(Capture capture, uintptr_t* frames, size_t max_frames, size_t skip,
+                               const MachineryRanges* machinery, size_t* cut);
 }
 
 struct Walk {
@@ -311,6 +313,35 @@ TEST(StackMemo, AFramePointerFrameUnderAnotherCallerIsWalkedAgain) {
   ASSERT_EQ(fresh.size(), 2u);
   EXPECT_NE(fresh[0], fresh[1]);
   EXPECT_GT(stack_memo::reused_on_this_thread(), reused_before) << "the memo answered some of the captures";
+}
+
+__attribute__((noinline)) size_t through_local_in_rbp(Capture capture, uintptr_t* frames, size_t* cut) {
+  size_t n = stack_memo_local_in_rbp(capture, frames, 64, 0, nullptr, cut);
+  asm volatile("" ::: "memory");
+  return n;
+}
+
+// The capture's caller keeps the address of a local of its own in rbp (its CFA from rsp; the rbp the capture's own
+// register, or its own save): its stack is learned and found again, with the frames a fresh walk gives.
+TEST(StackMemo, ACallerKeepingALocalsAddressInRbpIsFoundAgain) {
+  SKIP_WITHOUT_THE_MEMO();
+  uint64_t reused_before = stack_memo::reused_on_this_thread();
+  std::vector<uintptr_t> fresh;
+  for (int i = 0; i < 2 * kRounds; ++i) {
+    bool memo = i % 2 == 0;
+    uintptr_t frames[64];
+    size_t cut = 0;
+    size_t n = through_local_in_rbp(memo ? capture_native_stack : fresh_walk, frames, &cut);  // one call site
+    std::vector<uintptr_t> got(frames, frames + n);
+    if (!memo) {
+      fresh = got;
+      continue;
+    }
+    if (!fresh.empty()) {
+      ASSERT_EQ(got, fresh) << "capture " << i;
+    }
+  }
+  EXPECT_GT(stack_memo::reused_on_this_thread(), reused_before) << "the memo answered none of the captures";
 }
 
 // An rbp-based frame whose CFA is not rbp + 16 is never answered from the memo with another caller's frames.
