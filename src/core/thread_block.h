@@ -23,6 +23,8 @@ class ThreadBlock {
     if (block_ != nullptr || failed_) return block_;
     return make();
   }
+  // The calling thread's T if get() has made it, else nullptr: never allocates.
+  static T* existing() { return block_; }
 
  private:
   static T* make() {

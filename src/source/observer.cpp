@@ -17,6 +17,8 @@ namespace firstassert::source {
 namespace {
 
 Recording recording;  // set once before recording starts; what it points to is never freed
+// Python frames per launch: as deep as the native stacks, or all a record holds; 0: none.
+size_t python_depth = 0;
 
 }  // namespace
 
@@ -26,6 +28,9 @@ bool launches_need_entering = true;
 
 void start(const Recording& r) {
   recording = r;
+  python_depth = !r.python           ? 0
+                 : r.stack_depth > 0 ? std::min<size_t>(r.stack_depth, kMaxPythonFrames)
+                                     : kMaxPythonFrames;
   detail::launches_need_entering = r.breadcrumbs != nullptr;
 }
 const Recording& current_recording() { return recording; }
@@ -168,12 +173,10 @@ void capture_stacks(LaunchEvent& launch, Stacks& stacks) {
     launch.native_stack = stacks.native + skip;
     launch.stack_depth = static_cast<uint8_t>(std::min<size_t>(n - skip, recording.stack_depth));
   }
-  if (recording.python) {
-    size_t depth = recording.stack_depth > 0 ? std::min<size_t>(recording.stack_depth, kMaxPythonFrames)
-                                             : kMaxPythonFrames;
+  if (python_depth != 0) {
     // The frames may be the thread's copy of a stack walked before (valid until its next capture, after this call),
     // or one kept for good, which the record then points to.
-    PythonStack python = capture_python_stack(stacks.python, depth);
+    PythonStack python = capture_python_stack(stacks.python, python_depth);
     launch.python_stack = python.frames;
     launch.python_depth = static_cast<uint8_t>(python.count);
     launch.python_lasting = python.lasting ? python.frames : nullptr;

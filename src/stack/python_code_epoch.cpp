@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/log.h"
+
 namespace firstassert {
 namespace {
 
@@ -17,12 +19,25 @@ struct Watching {
   void* (*interpreter_of)(const void*) = nullptr;             // PyThreadState_GetInterpreter
   void* (*main_interpreter)() = nullptr;                      // PyInterpreterState_Main
   void* code_type = nullptr;                                  // &PyCode_Type
+  // What registers the count's stop with the atexit module (stop_at_exit): all with the GIL.
+  void* (*import_module)(const char*) = nullptr;                      // PyImport_ImportModule
+  void* (*attribute)(void*, const char*) = nullptr;                   // PyObject_GetAttrString
+  void* (*new_function)(void*, void*, void*) = nullptr;               // PyCFunction_NewEx
+  void* (*call_with)(void*, ...) = nullptr;                           // PyObject_CallFunctionObjArgs
+  void* (*build_value)(const char*, ...) = nullptr;                   // Py_BuildValue
+  void (*release)(void*) = nullptr;                                   // Py_DecRef
+  bool can_stop_at_exit() const {
+    return clear_error != nullptr && import_module != nullptr && attribute != nullptr && new_function != nullptr &&
+           call_with != nullptr && build_value != nullptr && release != nullptr;
+  }
   bool by_watcher(int minor) const {
-    return minor >= 12 && add_pending_call != nullptr && add_code_watcher != nullptr && clear_error != nullptr &&
-           interpreter_of != nullptr && main_interpreter != nullptr;
+    return minor >= 12 && add_pending_call != nullptr && add_code_watcher != nullptr && interpreter_of != nullptr &&
+           main_interpreter != nullptr && can_stop_at_exit();
   }
   // CPython 3.11 has no code watchers: the code type's deallocator is wrapped instead (see count_by_deallocator).
-  bool by_deallocator(int minor) const { return minor == 11 && add_pending_call != nullptr && code_type != nullptr; }
+  bool by_deallocator(int minor) const {
+    return minor == 11 && add_pending_call != nullptr && code_type != nullptr && can_stop_at_exit();
+  }
 };
 
 template <typename Fn>
@@ -39,6 +54,12 @@ const Watching& watching() {
     found.interpreter_of = find<decltype(found.interpreter_of)>("PyThreadState_GetInterpreter");
     found.main_interpreter = find<decltype(found.main_interpreter)>("PyInterpreterState_Main");
     found.code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
+    found.import_module = find<decltype(found.import_module)>("PyImport_ImportModule");
+    found.attribute = find<decltype(found.attribute)>("PyObject_GetAttrString");
+    found.new_function = find<decltype(found.new_function)>("PyCFunction_NewEx");
+    found.call_with = find<decltype(found.call_with)>("PyObject_CallFunctionObjArgs");
+    found.build_value = find<decltype(found.build_value)>("Py_BuildValue");
+    found.release = find<decltype(found.release)>("Py_DecRef");
     return found;
   }();
   return w;
@@ -87,11 +108,43 @@ bool count_by_deallocator(void* code_type) {
   return true;
 }
 
+// The count stops for good when Python begins to exit: the atexit module's functions run before the runtime says
+// it is finalizing and before any thread state is freed (Py_FinalizeEx), so that a launch path which takes a count
+// that has started and not stopped for "Python is running" (python_frames' warm capture) never reads a thread state
+// being freed. Registered before the count starts: a count that could not stop never starts.
+struct MethodDef {  // PyMethodDef, the same in every CPython 3
+  const char* name;
+  void* (*function)(void*, void*);
+  int flags;
+  const char* doc;
+};
+constexpr int kNoArguments = 0x0004;  // METH_NOARGS
+
+void* on_python_exit(void*, void*) {
+  destroyed.fetch_or(detail::kCountStopped, std::memory_order_acq_rel);
+  debug("Python is exiting: its stacks are walked frame by frame from here on");
+  return watching().build_value("");  // None
+}
+MethodDef on_python_exit_def{"firstassert_python_exit", &on_python_exit, kNoArguments,
+                             "firstassert: Python frames are walked from here on"};
+
+bool stop_at_exit(const Watching& w) {
+  void* module = w.import_module("atexit");
+  void* registration = module != nullptr ? w.attribute(module, "register") : nullptr;
+  void* function = registration != nullptr ? w.new_function(&on_python_exit_def, nullptr, nullptr) : nullptr;
+  void* result = function != nullptr ? w.call_with(registration, function, nullptr) : nullptr;
+  for (void* object : {result, function, registration, module})
+    if (object != nullptr) w.release(object);
+  if (result == nullptr) w.clear_error();
+  return result != nullptr;
+}
+
 // Runs on the main thread with the GIL (Py_AddPendingCall's contract); minor is the interpreter's 3.minor.
 int start_counting(void* minor_as_pointer) {
   const Watching& w = watching();
   const int minor = static_cast<int>(reinterpret_cast<intptr_t>(minor_as_pointer));
   if (destroyed.load(std::memory_order_acquire) != 0) return 0;  // a second request, already done
+  if (!stop_at_exit(w)) return 0;  // walks keep checking every frame
   if (w.by_watcher(minor)) {
     if (w.add_code_watcher(&on_code_event) < 0) {
       w.clear_error();  // no watcher slot left: walks keep checking every frame
@@ -102,6 +155,8 @@ int start_counting(void* minor_as_pointer) {
     return 0;
   }
   destroyed.store(1, std::memory_order_release);
+  debug("Python 3.%d: code objects counted (by %s) until Python exits: a stack walked before is found again while "
+        "none is freed", minor, w.by_watcher(minor) ? "a code watcher" : "the code type's deallocator");
   return 0;
 }
 
@@ -114,6 +169,7 @@ std::atomic<size_t> thread_interpreter_offset{0};
 
 uint64_t python_code_epoch_slow(const void* thread_state, int minor) {
   uint64_t epoch = destroyed.load(std::memory_order_acquire);
+  if ((epoch & kCountStopped) != 0) return 0;
   if (epoch != 0) {
     const void* interpreter = watched.load(std::memory_order_relaxed);
     if (interpreter == nullptr) return epoch;

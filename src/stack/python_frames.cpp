@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -257,26 +258,24 @@ constexpr size_t kStackSteps = 48;
 // Ends a kept stack's steps: no frame is at an odd address, so no frame is taken for it (nullptr, the end of a
 // thread's frames, is not).
 const void* const kNoFrame = reinterpret_cast<const void*>(uintptr_t{1});
+struct WalkedAt {  // one step of a kept stack
+  const void* frame;
+  uint64_t instruction;
+};
 struct WalkedStack {
-  uint64_t epoch;     // python_code_epoch when walked; 0: empty
-  size_t max_frames;  // what the walk was asked for
-  const void* end;    // the frame the walk stopped at (nullptr: the outermost was walked)
-  uint32_t steps;
-  uint32_t count;
-  const PythonFrame* lasting;  // the frames kept for good; nullptr (the pool is full): in frames
-  // Each step's frame and instruction side by side, checked again in order; after the last, kNoFrame.
-  struct At {
-    const void* frame;
-    uint64_t instruction;
-  } at[kStackSteps + 1];
+  uint64_t epoch;         // python_code_epoch when walked; 0: empty
+  size_t max_frames;      // what the walk was asked for
+  const void* end;        // the frame the walk stopped at (nullptr: the outermost was walked)
+  const WalkedAt* last;   // at[steps], the kNoFrame after the last step
+  PythonStack found;      // what finding it again returns: its frames kept for good (lasting), else in frames
+  WalkedAt at[kStackSteps + 1];  // each step's frame and instruction, checked again in order
   PythonFrame frames[kMaxPythonFrames];
 };
 
-// Where a stack is kept: by its innermost frame and instruction.
+// Where a stack is kept: by its innermost frame and instruction (frames are 16-byte aligned and at least 48 bytes
+// apart, instructions 2-byte aligned: the bits above those tell a thread's launch sites apart).
 inline size_t stack_key(const void* frame, uint64_t instruction) {
-  static_assert(kStacks == 16, "the key is the hash's top 4 bits");
-  return static_cast<size_t>(((reinterpret_cast<uintptr_t>(frame) >> 4) ^ (instruction >> 1)) * 0x9E3779B97F4A7C15ull >>
-                             60);
+  return ((reinterpret_cast<uintptr_t>(frame) >> 4) ^ (instruction >> 1)) & (kStacks - 1);
 }
 
 struct WalkMemo {
@@ -287,7 +286,7 @@ struct WalkMemo {
 // A walk's frames and instructions, as it takes them, for a WalkedStack; nothing for layouts without code watchers.
 struct StepTrail {
   WalkedStack* stack;
-  uint32_t steps = 0;
+  size_t steps = 0;
   void add(const void* frame, uint64_t instruction) {
     if (steps < kStackSteps) stack->at[steps] = {frame, instruction};
     ++steps;
@@ -361,7 +360,7 @@ size_t walk(const Interpreter& py, const void*& frame, WalkMemo* memo, PythonFra
 // Whether the thread's stack from frame is the one walked: every frame where it was, at the same instruction. The
 // steps end at kNoFrame, which no frame matches, so that each step is two compares and a load, with no count.
 inline bool walked_again(const void* frame, const WalkedStack& w, size_t instruction_at, size_t previous_at) {
-  const WalkedStack::At* step = w.at;
+  const WalkedAt* step = w.at;
   // Two steps a turn: the sentinel ends the steps at either.
   for (;;) {
     if (frame != step[0].frame) break;
@@ -375,7 +374,7 @@ inline bool walked_again(const void* frame, const WalkedStack& w, size_t instruc
     frame = at<const void*>(frame, previous_at);
     step += 2;
   }
-  return step == w.at + w.steps && frame == w.end;
+  return step == w.last && frame == w.end;
 }
 
 template <size_t kLayout>
@@ -388,9 +387,9 @@ size_t capture(const Interpreter& py, const void* thread, const void* frame, Wal
     if (epoch != 0) {
       WalkedStack& w = memo->stacks[stack_key(frame, at<uint64_t>(frame, l.frame_instruction))];
       if (w.epoch == epoch && w.max_frames == max_frames && walked_again(frame, w, l.frame_instruction, l.frame_previous)) {
-        *where = w.lasting != nullptr ? w.lasting : w.frames;
-        *lasting = w.lasting != nullptr;
-        return w.count;
+        *where = w.found.frames;
+        *lasting = w.found.lasting;
+        return w.found.count;
       }
       // Walked anew (frame by frame, through the per-frame memo), and kept.
       w.epoch = 0;
@@ -400,14 +399,14 @@ size_t capture(const Interpreter& py, const void* thread, const void* frame, Wal
       if (trail.steps <= kStackSteps) {
         w.max_frames = max_frames;
         w.end = end;
-        w.steps = trail.steps;
         w.at[trail.steps] = {kNoFrame, 0};
-        w.count = static_cast<uint32_t>(count);
-        w.lasting = lasting_python_frames(frames, count);
-        if (w.lasting == nullptr) std::copy_n(frames, count, w.frames);
+        w.last = &w.at[trail.steps];
+        const PythonFrame* kept = lasting_python_frames(frames, count);
+        if (kept == nullptr) std::copy_n(frames, count, w.frames);
+        w.found = {kept != nullptr ? kept : w.frames, static_cast<uint32_t>(count), kept != nullptr};
         w.epoch = epoch;
-        if (w.lasting != nullptr) {
-          *where = w.lasting;
+        if (kept != nullptr) {
+          *where = kept;
           *lasting = true;
         }
       }
@@ -434,7 +433,8 @@ size_t capture_with_layout(size_t layout, std::index_sequence<I...>, const Inter
 namespace {
 
 // Every capture but the launch path's warm one: the interpreter checked, the thread's frames walked (or found again).
-__attribute__((noinline)) PythonStack capture_walking(PythonFrame* buffer, size_t max_frames) {
+PythonStack capture_walking(PythonFrame* buffer, size_t max_frames, const void* = nullptr) {
+  max_frames = std::min<size_t>(max_frames, kMaxPythonFrames);  // what a kept stack holds
   PythonStack none{buffer, 0, false};
   const Interpreter& py = interpreter();
   // While the interpreter shuts down, other threads' states and frames are being freed: none are read then.
@@ -452,86 +452,66 @@ __attribute__((noinline)) PythonStack capture_walking(PythonFrame* buffer, size_
   return {where, static_cast<uint32_t>(count), lasting};
 }
 
-// What the launch path's warm capture reads, set once the interpreter is known to have kept stacks (CPython 3.11+):
-// the same checks and offsets as the walk, held as values instead of per-layout constants, so that a stack found
-// again costs its check frame by frame and little else.
-struct StackReuse {
-  enum State : int { unknown, ready, walk_only, no_python };  // walk_only: a Python before 3.11
-  std::atomic<int> state{unknown};
-  int (*is_initialized)() = nullptr;
-  int (*is_finalizing)() = nullptr;
-  void* (*this_thread_state)() = nullptr;
-  int minor = 0;
-  ptrdiff_t cframe = -1;
-  size_t cframe_current = 0;
-  size_t thread_frame = 0;
-  size_t frame_instruction = 0;
-  size_t frame_previous = 0;
-};
-StackReuse reuse;
+PythonStack capture_nothing(PythonFrame* buffer, size_t, const void*) { return {buffer, 0, false}; }
+void* no_thread_state() { return nullptr; }
 
-void prepare_reuse() {
-  const Interpreter& py = interpreter();
-  // No Python, or one whose layout is not known: no frames, ever, and no more asking.
-  if (py.layout == nullptr) {
-    reuse.state.store(StackReuse::no_python, std::memory_order_release);
-    return;
+// The launch path's capture once stacks are kept (CPython 3.11+), for one layout (its offsets constants): the stack
+// this thread's last walks kept under this innermost frame and instruction, found again frame by frame (what
+// capture<> does first, without the walk's set-up); anything else is walked. A count that has started and not
+// stopped (python_code_epoch.h) says Python is initialized and has not begun to exit, so the interpreter is not
+// asked; a kept stack was walked under the counted interpreter, and its frames' code objects still live where they
+// were, so the instructions found again are theirs whichever interpreter this thread runs now.
+template <size_t kLayout>
+PythonStack capture_warm(PythonFrame* buffer, size_t max_frames, const void* thread) {
+  static constexpr const PythonLayout& l = kPythonLayouts[kLayout];
+  WalkMemo* memo = ThreadBlock<WalkMemo>::existing();  // the walk makes it
+  if (thread == nullptr || memo == nullptr) return capture_walking(buffer, max_frames);
+  const void* frame;
+  if constexpr (l.cframe >= 0) {
+    const void* cframe = at<const void*>(thread, static_cast<size_t>(l.cframe));
+    frame = cframe != nullptr ? at<const void*>(cframe, l.cframe_current) : nullptr;
+  } else {
+    frame = at<const void*>(thread, l.thread_frame);
   }
-  if (!py.layout->interpreter_frames || py.layout->minor < 11) {
-    reuse.state.store(StackReuse::walk_only, std::memory_order_release);
-    return;
-  }
-  const PythonLayout& l = *py.layout;
-  reuse.is_initialized = py.is_initialized;
-  reuse.is_finalizing = py.is_finalizing;
-  reuse.this_thread_state = py.this_thread_state;
-  reuse.minor = l.minor;
-  reuse.cframe = l.cframe;
-  reuse.cframe_current = l.cframe_current;
-  reuse.thread_frame = l.thread_frame;
-  reuse.frame_instruction = l.frame_instruction;
-  reuse.frame_previous = l.frame_previous;
-  reuse.state.store(StackReuse::ready, std::memory_order_release);
+  if (frame == nullptr) return capture_walking(buffer, max_frames);
+  const uint64_t epoch = detail::code_objects_destroyed.load(std::memory_order_acquire);
+  const WalkedStack& w = memo->stacks[stack_key(frame, at<uint64_t>(frame, l.frame_instruction))];
+  // A kept stack's epoch is never 0 and never has kCountStopped.
+  if (w.epoch != epoch || epoch == 0 || w.max_frames != max_frames ||
+      !walked_again(frame, w, l.frame_instruction, l.frame_previous))
+    return capture_walking(buffer, max_frames);
+  return w.found;
 }
 
-}  // namespace
+// The capture of each layout once the interpreter is known: warm where stacks are kept, else walked.
+template <size_t... I>
+constexpr std::array<detail::PythonCapture, sizeof...(I)> captures_by_layout(std::index_sequence<I...>) {
+  return {(kPythonLayouts[I].interpreter_frames && kPythonLayouts[I].minor >= 11 ? &capture_warm<I>
+                                                                                  : &capture_walking)...};
+}
 
-namespace {
-
-// The first captures, and every capture of a Python before 3.11.
-__attribute__((noinline)) PythonStack capture_before_reuse(PythonFrame* buffer, size_t max_frames) {
+// The first captures: the interpreter found, then the capture for it chosen for good.
+PythonStack capture_first(PythonFrame* buffer, size_t max_frames, const void*) {
   static std::once_flag once;
-  std::call_once(once, prepare_reuse);
+  std::call_once(once, [] {
+    const Interpreter& py = interpreter();
+    // No Python, or one whose layout is not known: no frames, ever, and no more asking.
+    detail::PythonCapture chosen = &capture_nothing;
+    if (py.layout != nullptr) {
+      static constexpr auto kCaptures = captures_by_layout(std::make_index_sequence<std::size(kPythonLayouts)>{});
+      chosen = kCaptures[static_cast<size_t>(py.layout - kPythonLayouts)];
+      detail::python_thread_state.store(py.this_thread_state, std::memory_order_relaxed);
+    }
+    detail::python_capture.store(chosen, std::memory_order_release);
+  });
   return capture_walking(buffer, max_frames);
 }
 
-__attribute__((noinline)) PythonStack capture_warm(PythonFrame* buffer, size_t max_frames) {
-  // The stack this thread's last walks kept under this innermost frame and instruction, found again frame by frame
-  // (what capture<> does first, here without the walk's setup); anything else is walked.
-  const StackReuse& r = reuse;
-  if (max_frames == 0 || r.is_initialized() == 0 || r.is_finalizing() != 0) return capture_walking(buffer, max_frames);
-  const void* thread = r.this_thread_state();
-  WalkMemo* memo = ThreadBlock<WalkMemo>::get();
-  if (thread == nullptr || memo == nullptr) return capture_walking(buffer, max_frames);
-  const void* frame = r.cframe >= 0 ? at<const void*>(thread, static_cast<size_t>(r.cframe)) : thread;
-  if (frame != nullptr) frame = at<const void*>(frame, r.cframe >= 0 ? r.cframe_current : r.thread_frame);
-  const uint64_t epoch = frame != nullptr ? python_code_epoch(thread, r.minor) : 0;
-  if (epoch == 0) return capture_walking(buffer, max_frames);
-  const WalkedStack& w = memo->stacks[stack_key(frame, at<uint64_t>(frame, r.frame_instruction))];
-  if (w.epoch != epoch || w.max_frames != max_frames || !walked_again(frame, w, r.frame_instruction, r.frame_previous))
-    return capture_walking(buffer, max_frames);
-  return {w.lasting != nullptr ? w.lasting : w.frames, w.count, w.lasting != nullptr};
-}
-
 }  // namespace
 
-// Apart from the captures themselves, so that a process without Python pays a load and a compare.
-PythonStack capture_python_stack(PythonFrame* buffer, size_t max_frames) {
-  max_frames = std::min<size_t>(max_frames, kMaxPythonFrames);  // what a kept stack holds
-  int state = reuse.state.load(std::memory_order_acquire);
-  if (state == StackReuse::ready) return capture_warm(buffer, max_frames);
-  if (state == StackReuse::no_python) return {buffer, 0, false};
-  return capture_before_reuse(buffer, max_frames);
-}
+namespace detail {
+std::atomic<PythonCapture> python_capture{&capture_first};
+std::atomic<void* (*)()> python_thread_state{&no_thread_state};
+}  // namespace detail
 
 }  // namespace firstassert

@@ -7,6 +7,7 @@
 // is found again by frame addresses and instructions alone.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -23,8 +24,22 @@ struct PythonStack {
   bool lasting;
 };
 
-// Up to max_frames frames (at most kMaxPythonFrames); none when Python is absent, not initialized, has never run on
-// this thread, or is a version or build whose layout is not known (one info line says so).
-PythonStack capture_python_stack(PythonFrame* buffer, size_t max_frames);
+namespace detail {
+using PythonCapture = PythonStack (*)(PythonFrame* buffer, size_t max_frames, const void* thread_state);
+// The capture for this process's interpreter, chosen at the first capture (which finds it).
+extern std::atomic<PythonCapture> python_capture;
+// PyGILState_GetThisThreadState once Python is found (stored before python_capture); until then, and without
+// Python, a function that says none.
+extern std::atomic<void* (*)()> python_thread_state;
+}  // namespace detail
+
+// Up to max_frames frames (at most kMaxPythonFrames; a larger max_frames takes no more, and is walked every time);
+// none when Python is absent, not initialized, has never run on this thread, or is a version or build whose layout
+// is not known (one info line says so). Inline, and the thread's state asked here, so that the warm capture makes
+// no call and saves no register.
+inline PythonStack capture_python_stack(PythonFrame* buffer, size_t max_frames) {
+  detail::PythonCapture capture = detail::python_capture.load(std::memory_order_acquire);
+  return capture(buffer, max_frames, detail::python_thread_state.load(std::memory_order_relaxed)());
+}
 
 }  // namespace firstassert

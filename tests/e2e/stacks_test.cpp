@@ -237,6 +237,49 @@ TEST(Stacks, ACodeObjectReplacedBetweenTwoLaunchesUnderOneVersion) {
   expect_the_new_code_objects_line(REPLACED_CODE_JOB, python, known);
 }
 
+// Stacks are kept while the interpreter's code objects are counted, from the first launches until Python begins to
+// exit (3.11+; before, every frame is checked at every launch): a launch from an atexit function that runs after
+// firstassert's own names its function and line, and the debug lines say the count started, then stopped, in that
+// order.
+void expect_the_exit_launch_frames(const std::string& python, bool frames_known, int minor) {
+  e2e::TempDir dir;
+  Outcome o = run_in(dir, {python, EXIT_JOB, SIM_DIR}, {{"LD_PRELOAD", kShim}, {"FIRSTASSERT_LOG", "debug"}});
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  const json& frames = o.report["culprit"]["python_stack"];
+  if (!frames_known) {
+    EXPECT_TRUE(frames.empty()) << frames.dump(2);
+    return;
+  }
+  ASSERT_GE(frames.size(), 2u) << o.report["culprit"].dump(2);
+  EXPECT_EQ(frames[0]["function"], "launch") << frames.dump(2);
+  EXPECT_EQ(frames[1]["function"], "while_exiting") << frames.dump(2);
+  EXPECT_EQ(frames[1]["line"], line_of(EXIT_JOB, "# EXIT_LINE")) << frames.dump(2);
+  size_t counted = o.run.err.find("code objects counted"), exiting = o.run.err.find("Python is exiting");
+  if (minor < 11) {
+    EXPECT_EQ(counted, std::string::npos) << o.run.err;
+    return;
+  }
+  ASSERT_NE(counted, std::string::npos) << o.run.err;
+  ASSERT_NE(exiting, std::string::npos) << o.run.err;
+  EXPECT_LT(counted, exiting) << o.run.err;
+}
+
+int minor_of(const std::string& python) {
+  e2e::Run said = e2e::run({python, "-c", "import sys; print(sys.version_info[1])"}, {}, ".");
+  return std::atoi(said.out.c_str());
+}
+
+TEST(Stacks, ALaunchWhilePythonExitsNamesItsFrames) {
+  expect_the_exit_launch_frames("python3", true, minor_of("python3"));
+}
+
+TEST(Stacks, ALaunchWhilePythonExitsUnderOneVersion) {
+  bool known = false;
+  std::string python = python_of_this_test(&known);
+  if (python.empty()) GTEST_SKIP() << "PYTHON_VERSION=3.N names a version this machine has an interpreter of";
+  expect_the_exit_launch_frames(python, known, minor_of(python));
+}
+
 TEST(Stacks, PythonFramesCanBeTurnedOff) {
   e2e::TempDir dir;
   Outcome o = run_in(dir, {"python3", PYTHON_JOB, SIM_DIR}, {{"LD_PRELOAD", kShim}, {"FIRSTASSERT_PYTHON", "0"}});
