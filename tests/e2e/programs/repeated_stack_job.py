@@ -5,7 +5,6 @@ The grid tells the two lines' launches apart (1 block from FIRST_LINE, 2 from SE
 
 usage: repeated_stack_job.py LIB_DIR
 """
-import ctypes
 import sys
 
 import sim_cuda
@@ -16,8 +15,7 @@ tensors = [sim_cuda.malloc(cudart, size) for size in (4, 4, 64, 32)]
 
 
 def labels(values):
-    array = (ctypes.c_long * 4)(*values)
-    cudart.cudaMemcpy(tensors[3], ctypes.cast(array, ctypes.c_void_p), ctypes.sizeof(array), 1)
+    sim_cuda.copy_labels(cudart, tensors[3], values)
 
 
 def launch(blocks):

@@ -28,6 +28,12 @@ def malloc(cudart, nbytes):
     return p
 
 
+def copy_labels(cudart, tensor, values):
+    """Copies 4 labels (longs) to the device tensor: values outside [0, 4) fire nll_loss's assert."""
+    array = (ctypes.c_long * 4)(*values)
+    cudart.cudaMemcpy(tensor, ctypes.cast(array, ctypes.c_void_p), ctypes.sizeof(array), 1)
+
+
 def nll_loss_arguments(loss, weight_sum, logits, labels):
     """The kernel's argument array, and the values it points at (kept alive by the caller until the launch)."""
     holders = [loss, weight_sum, logits, labels, ctypes.c_void_p(None), ctypes.c_bool(True), ctypes.c_long(4),
