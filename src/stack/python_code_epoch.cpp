@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 
 #include "core/log.h"
 
@@ -26,9 +27,12 @@ struct Watching {
   void* (*call_with)(void*, ...) = nullptr;                           // PyObject_CallFunctionObjArgs
   void* (*build_value)(const char*, ...) = nullptr;                   // Py_BuildValue
   void (*release)(void*) = nullptr;                                   // Py_DecRef
+  void (*fetch_error)(void**, void**, void**) = nullptr;              // PyErr_Fetch
+  void (*restore_error)(void*, void*, void*) = nullptr;               // PyErr_Restore
   bool can_stop_at_exit() const {
     return clear_error != nullptr && import_module != nullptr && attribute != nullptr && new_function != nullptr &&
-           call_with != nullptr && build_value != nullptr && release != nullptr;
+           call_with != nullptr && build_value != nullptr && release != nullptr && fetch_error != nullptr &&
+           restore_error != nullptr;
   }
   bool by_watcher(int minor) const {
     return minor >= 12 && add_pending_call != nullptr && add_code_watcher != nullptr && interpreter_of != nullptr &&
@@ -60,6 +64,8 @@ const Watching& watching() {
     found.call_with = find<decltype(found.call_with)>("PyObject_CallFunctionObjArgs");
     found.build_value = find<decltype(found.build_value)>("Py_BuildValue");
     found.release = find<decltype(found.release)>("Py_DecRef");
+    found.fetch_error = find<decltype(found.fetch_error)>("PyErr_Fetch");
+    found.restore_error = find<decltype(found.restore_error)>("PyErr_Restore");
     return found;
   }();
   return w;
@@ -121,14 +127,16 @@ struct MethodDef {  // PyMethodDef, the same in every CPython 3
 constexpr int kNoArguments = 0x0004;  // METH_NOARGS
 
 void* on_python_exit(void*, void*) {
-  destroyed.fetch_or(detail::kCountStopped, std::memory_order_acq_rel);
-  debug("Python is exiting: its stacks are walked frame by frame from here on");
+  stop_python_code_epoch();
   return watching().build_value("");  // None
 }
 MethodDef on_python_exit_def{"firstassert_python_exit", &on_python_exit, kNoArguments,
                              "firstassert: Python frames are walked from here on"};
 
+// Any exception the interpreter holds when the pending call runs is kept for it.
 bool stop_at_exit(const Watching& w) {
+  void *type = nullptr, *value = nullptr, *traceback = nullptr;
+  w.fetch_error(&type, &value, &traceback);
   void* module = w.import_module("atexit");
   void* registration = module != nullptr ? w.attribute(module, "register") : nullptr;
   void* function = registration != nullptr ? w.new_function(&on_python_exit_def, nullptr, nullptr) : nullptr;
@@ -136,6 +144,7 @@ bool stop_at_exit(const Watching& w) {
   for (void* object : {result, function, registration, module})
     if (object != nullptr) w.release(object);
   if (result == nullptr) w.clear_error();
+  w.restore_error(type, value, traceback);
   return result != nullptr;
 }
 
@@ -161,6 +170,11 @@ int start_counting(void* minor_as_pointer) {
 }
 
 }  // namespace
+
+void stop_python_code_epoch() {
+  if ((destroyed.fetch_or(detail::kCountStopped, std::memory_order_acq_rel) & detail::kCountStopped) == 0)
+    debug("Python is exiting: its stacks are walked frame by frame from here on");
+}
 
 namespace detail {
 std::atomic<uint64_t> code_objects_destroyed{0};

@@ -17,6 +17,9 @@ namespace firstassert {
 // which take the interpreter's pending-call lock once. Inline (below): every walk asks.
 inline uint64_t python_code_epoch(const void* thread_state, int minor);
 
+// Stops the count for good (from then on it gives 0): a walk calls it when it finds the interpreter finalizing.
+void stop_python_code_epoch();
+
 namespace detail {
 // 0 until the count has started, then 1 + code objects destroyed since; with kCountStopped set once Python has begun
 // to exit (its atexit functions run), after which no count is given (0).

@@ -262,7 +262,7 @@ struct WalkedAt {  // one step of a kept stack
   const void* frame;
   uint64_t instruction;
 };
-struct WalkedStack {
+struct WalkedStackFields {
   uint64_t epoch;         // python_code_epoch when walked; 0: empty
   size_t max_frames;      // what the walk was asked for
   const void* end;        // the frame the walk stopped at (nullptr: the outermost was walked)
@@ -270,6 +270,12 @@ struct WalkedStack {
   PythonStack found;      // what finding it again returns: its frames kept for good (lasting), else in frames
   WalkedAt at[kStackSteps + 1];  // each step's frame and instruction, checked again in order
   PythonFrame frames[kMaxPythonFrames];
+};
+// A power of two in size, so that finding one by its key is a shift.
+constexpr size_t kWalkedStackSize = 2048;
+static_assert(sizeof(WalkedStackFields) <= kWalkedStackSize);
+struct WalkedStack : WalkedStackFields {
+  char padding[kWalkedStackSize - sizeof(WalkedStackFields)];
 };
 
 // Where a stack is kept: by its innermost frame and instruction (frames are 16-byte aligned and at least 48 bytes
@@ -437,8 +443,14 @@ PythonStack capture_walking(PythonFrame* buffer, size_t max_frames, const void* 
   max_frames = std::min<size_t>(max_frames, kMaxPythonFrames);  // what a kept stack holds
   PythonStack none{buffer, 0, false};
   const Interpreter& py = interpreter();
-  // While the interpreter shuts down, other threads' states and frames are being freed: none are read then.
-  if (py.layout == nullptr || max_frames == 0 || py.is_initialized() == 0 || py.is_finalizing() != 0) return none;
+  if (py.layout == nullptr || max_frames == 0 || py.is_initialized() == 0) return none;
+  // While the interpreter shuts down, other threads' states and frames are being freed: none are read then. And the
+  // count of destroyed code objects stops for good (a count that started while Python was exiting has no atexit
+  // function to stop it, and one interpreter made after this one is not counted).
+  if (py.is_finalizing() != 0) {
+    stop_python_code_epoch();
+    return none;
+  }
   const PythonLayout& l = *py.layout;
   const void* thread = py.this_thread_state();
   if (thread == nullptr) return none;  // a thread Python has never run on
@@ -455,15 +467,37 @@ PythonStack capture_walking(PythonFrame* buffer, size_t max_frames, const void* 
 PythonStack capture_nothing(PythonFrame* buffer, size_t, const void*) { return {buffer, 0, false}; }
 void* no_thread_state() { return nullptr; }
 
+// _PyRuntime's word that holds the thread state finalizing it: where the layout's offsets read what the interpreter
+// says of itself now (Py_IsInitialized, Py_IsFinalizing), and from 3.13 where the runtime's own debug offsets
+// (_Py_DebugOffsets: "xdebugpy", version, free_threaded, then runtime_state's size and finalizing) put it; nullptr
+// otherwise.
+const uintptr_t* runtime_finalizing_word(const Interpreter& py) {
+  const PythonLayout& l = *py.layout;
+  const char* runtime = static_cast<const char*>(dlsym(RTLD_DEFAULT, "_PyRuntime"));
+  if (runtime == nullptr || l.runtime_initialized < 0 || l.runtime_finalizing < 0) return nullptr;
+  if (l.minor >= 13 && (std::memcmp(runtime, "xdebugpy", 8) != 0 ||
+                        at<uint64_t>(runtime, 32) != static_cast<uint64_t>(l.runtime_finalizing)))
+    return nullptr;
+  if (at<int>(runtime, static_cast<size_t>(l.runtime_initialized)) != py.is_initialized()) return nullptr;
+  if ((at<uintptr_t>(runtime, static_cast<size_t>(l.runtime_finalizing)) != 0) != (py.is_finalizing() != 0))
+    return nullptr;
+  return reinterpret_cast<const uintptr_t*>(runtime + l.runtime_finalizing);
+}
+const uintptr_t* runtime_finalizing = nullptr;  // for the warm captures
+
 // The launch path's capture once stacks are kept (CPython 3.11+), for one layout (its offsets constants): the stack
 // this thread's last walks kept under this innermost frame and instruction, found again frame by frame (what
-// capture<> does first, without the walk's set-up); anything else is walked. A count that has started and not
-// stopped (python_code_epoch.h) says Python is initialized and has not begun to exit, so the interpreter is not
-// asked; a kept stack was walked under the counted interpreter, and its frames' code objects still live where they
-// were, so the instructions found again are theirs whichever interpreter this thread runs now.
+// capture<> does first, without the walk's set-up); anything else is walked. The interpreter is not asked: the
+// runtime's finalizing word, read in place and before the thread's state, says it is not being torn down, and a
+// count that has started and not stopped (python_code_epoch.h) that it was initialized. A kept stack was walked
+// under the counted interpreter, and its frames' code objects still live where they were, so the instructions found
+// again are theirs whichever interpreter this thread runs now.
 template <size_t kLayout>
 PythonStack capture_warm(PythonFrame* buffer, size_t max_frames, const void* thread) {
   static constexpr const PythonLayout& l = kPythonLayouts[kLayout];
+  if (__atomic_load_n(runtime_finalizing, __ATOMIC_RELAXED) != 0) return capture_walking(buffer, max_frames);
+  const uint64_t epoch = detail::code_objects_destroyed.load(std::memory_order_acquire);
+  if (epoch - 1 >= detail::kCountStopped - 1) return capture_walking(buffer, max_frames);  // not started, stopped
   WalkMemo* memo = ThreadBlock<WalkMemo>::existing();  // the walk makes it
   if (thread == nullptr || memo == nullptr) return capture_walking(buffer, max_frames);
   const void* frame;
@@ -474,10 +508,8 @@ PythonStack capture_warm(PythonFrame* buffer, size_t max_frames, const void* thr
     frame = at<const void*>(thread, l.thread_frame);
   }
   if (frame == nullptr) return capture_walking(buffer, max_frames);
-  const uint64_t epoch = detail::code_objects_destroyed.load(std::memory_order_acquire);
   const WalkedStack& w = memo->stacks[stack_key(frame, at<uint64_t>(frame, l.frame_instruction))];
-  // A kept stack's epoch is never 0 and never has kCountStopped.
-  if (w.epoch != epoch || epoch == 0 || w.max_frames != max_frames ||
+  if (w.epoch != epoch || w.max_frames != max_frames ||
       !walked_again(frame, w, l.frame_instruction, l.frame_previous))
     return capture_walking(buffer, max_frames);
   return w.found;
@@ -500,6 +532,11 @@ PythonStack capture_first(PythonFrame* buffer, size_t max_frames, const void*) {
     if (py.layout != nullptr) {
       static constexpr auto kCaptures = captures_by_layout(std::make_index_sequence<std::size(kPythonLayouts)>{});
       chosen = kCaptures[static_cast<size_t>(py.layout - kPythonLayouts)];
+      if (chosen != &capture_walking && (runtime_finalizing = runtime_finalizing_word(py)) == nullptr) {
+        info("Python 3.%d: its runtime state is not laid out as firstassert expects; every launch's Python frames "
+             "are walked", py.layout->minor);
+        chosen = &capture_walking;
+      }
       detail::python_thread_state.store(py.this_thread_state, std::memory_order_relaxed);
     }
     detail::python_capture.store(chosen, std::memory_order_release);

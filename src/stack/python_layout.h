@@ -35,6 +35,10 @@ struct PythonLayout {
   // str objects: the size of the compact ASCII and compact non-ASCII headers the characters follow.
   size_t ascii_header;
   size_t compact_header;
+  // _PyRuntime (_PyRuntimeState): its initialized flag and the thread state finalizing it (non-null from when
+  // Py_FinalizeEx begins to tear down, before any thread state is freed); -1: not used (before 3.11).
+  ptrdiff_t runtime_initialized;
+  ptrdiff_t runtime_finalizing;
 };
 
 // Frame owners that are not Python code being run (3.12+: a C entry frame) or not run yet.
@@ -43,12 +47,12 @@ inline constexpr int kFrameOwnedByCStack = 3;
 
 // clang-format off
 inline constexpr PythonLayout kPythonLayouts[] = {
-  //  minor cframe cur  frame  iframes code prev instr owner  bytecode first file name lines line1 ascii compact
-  {9,   -1,  0,  24,  false, 32, 24, 104, -1,  0,   0,   104, 112, 120, 40, 48, 72},
-  {10,  -1,  0,  24,  false, 32, 24, 96,  -1,  0,   0,   104, 112, 120, 40, 48, 72},
-  {11,  56,  8,  0,   true,  32, 48, 56,  69,  184, 168, 112, 120, 136, 72, 48, 72},
-  {12,  56,  0,  0,   true,  0,  8,  56,  70,  192, 176, 112, 120, 136, 68, 40, 56},
-  {13,  -1,  0,  72,  true,  0,  8,  56,  70,  200, 184, 112, 120, 136, 68, 40, 56},
+  //  minor cframe cur  frame  iframes code prev instr owner  bytecode first file name lines line1 ascii compact init fin
+  {9,   -1,  0,  24,  false, 32, 24, 104, -1,  0,   0,   104, 112, 120, 40, 48, 72, -1,  -1},
+  {10,  -1,  0,  24,  false, 32, 24, 96,  -1,  0,   0,   104, 112, 120, 40, 48, 72, -1,  -1},
+  {11,  56,  8,  0,   true,  32, 48, 56,  69,  184, 168, 112, 120, 136, 72, 48, 72, 16,  24},
+  {12,  56,  0,  0,   true,  0,  8,  56,  70,  192, 176, 112, 120, 136, 68, 40, 56, 16,  24},
+  {13,  -1,  0,  72,  true,  0,  8,  56,  70,  200, 184, 112, 120, 136, 68, 40, 56, 600, 608},
 };
 // clang-format on
 
