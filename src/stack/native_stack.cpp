@@ -1,5 +1,7 @@
 #include "native_stack.h"
 
+#include <dlfcn.h>
+
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 #include <link.h>
@@ -38,6 +40,14 @@ __attribute__((always_inline)) inline size_t walk_from_caller(uintptr_t* frames,
 }  // namespace
 
 namespace {
+
+// Whether pc lies in the object that holds this code (the recorder, a test): a frame compiled with this build, whose
+// frames keep their CFA from rsp or from rbp + 16 (-fomit-frame-pointer or not), never at another offset of rbp.
+bool in_own_object(uintptr_t pc) {
+  Dl_info own{}, of_pc{};
+  return dladdr(reinterpret_cast<const void*>(&capture_native_stack_signal_safe), &own) != 0 &&
+         dladdr(reinterpret_cast<const void*>(pc), &of_pc) != 0 && own.dli_fbase == of_pc.dli_fbase;
+}
 
 // The walk libunwind's cursor makes from the capturing function, with where each value it depended on came from
 // (stack_memo.h): the frames from its caller outwards into e, and the checks that make it repeatable. False when the
@@ -86,14 +96,15 @@ __attribute__((always_inline)) inline bool learn_walk(stack_memo::Entry& e, size
       // or from the word below it (GCC's realigned frames keep the CFA at rbp - 8), so both are part of the walk.
       // Only a slot outside the capturing function's frame is checked, or its frame pointer's: another save of its
       // own may not have happened yet when a check runs. An rbp that can only have come from the capturing
-      // function (its register or a save of its own) makes the walk uncheckable only where the CFA is one rbp gives:
-      // otherwise it is a pointer its caller holds to a local, and the CFA came from rsp.
+      // function (its register or a save of its own) makes the walk uncheckable, unless the frame is one of this
+      // build's own (the capture's caller) and its CFA is none rbp gives: then rbp is a pointer the caller holds to
+      // a local, and the CFA came from rsp.
       bool outside = rbp_from.type == UNW_SLT_MEMORY && (rbp_from.u.addr >= e.cfa || rbp_from.u.addr == own_rbp_slot);
       if (!outside) {
         const uintptr_t below = rbp - sizeof(uintptr_t);
         bool cfa_from_rbp = cfa == rbp + 2 * sizeof(uintptr_t) || cfa == rbp + 4 * sizeof(uintptr_t) ||
                             below < sp || *reinterpret_cast<const uintptr_t*>(below) == cfa;
-        if (cfa_from_rbp) return false;
+        if (cfa_from_rbp || !in_own_object(ip)) return false;
       } else if (!check(rbp_from.u.addr, rbp)) {
         return false;
       } else if (cfa != rbp + 2 * sizeof(uintptr_t)) {

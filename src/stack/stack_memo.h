@@ -12,10 +12,10 @@
 // each) and, on a match, copies the frames.
 //
 // Not learned, so always unwound: a stack with such a frame whose rbp comes from the capturing function's own frame
-// (other than its frame pointer's slot) or the live register and whose CFA is one rbp gives (rbp + 16, rbp + 32, the
-// word at rbp - 8; otherwise rbp is a pointer to a local of the capturing function's caller), a walk that ends at a
-// frame without unwind info, and a signal frame. Not covered: a CFA rule that uses another register than rsp or rbp,
-// or reads other words, or an rbp of the capturing function's giving another offset. Learning is rationed (one walk
+// (other than its frame pointer's slot) or the live register, unless the frame is this build's own (the capture's
+// caller, in the recorder) and its CFA is none rbp gives (rbp + 16, rbp + 32, the word at rbp - 8: rbp is then a
+// pointer to a local), a walk that ends at a frame without unwind info, and a signal frame. Not covered: a CFA rule
+// that uses another register than rsp or rbp, or reads other words. Learning is rationed (one walk
 // at most per kLearnEvery captures on a thread), so stacks that never repeat cost one unwind and a comparison of
 // return addresses; a learning walk costs about ten unwinds.
 #pragma once
