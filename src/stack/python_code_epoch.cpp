@@ -115,9 +115,9 @@ bool count_by_deallocator(void* code_type) {
 }
 
 // The count stops for good when Python begins to exit: the atexit module's functions run before the runtime says
-// it is finalizing and before any thread state is freed (Py_FinalizeEx), so that a launch path which takes a count
-// that has started and not stopped for "Python is running" (python_frames' warm capture) never reads a thread state
-// being freed. Registered before the count starts: a count that could not stop never starts.
+// it is finalizing (Py_FinalizeEx), so that no stack is kept from then on, nor under an interpreter initialized again
+// later, whose code objects no watcher counts. Registered before the count starts: a count that could not stop
+// never starts.
 struct MethodDef {  // PyMethodDef, the same in every CPython 3
   const char* name;
   void* (*function)(void*, void*);
@@ -182,8 +182,7 @@ std::atomic<const void*> counted_interpreter{nullptr};
 std::atomic<size_t> thread_interpreter_offset{0};
 
 uint64_t python_code_epoch_slow(const void* thread_state, int minor) {
-  uint64_t epoch = destroyed.load(std::memory_order_acquire);
-  if ((epoch & kCountStopped) != 0) return 0;
+  uint64_t epoch = destroyed.load(std::memory_order_acquire);  // not stopped: python_code_epoch returned for that
   if (epoch != 0) {
     const void* interpreter = watched.load(std::memory_order_relaxed);
     if (interpreter == nullptr) return epoch;

@@ -25,6 +25,8 @@ namespace detail {
 // to exit (its atexit functions run), after which no count is given (0).
 extern std::atomic<uint64_t> code_objects_destroyed;
 constexpr uint64_t kCountStopped = uint64_t{1} << 63;
+// A count that has started and not stopped.
+inline bool counting(uint64_t epoch) { return epoch - 1 < kCountStopped - 1; }
 // The interpreter whose code objects are counted (stored before the count starts); nullptr: every interpreter's.
 extern std::atomic<const void*> counted_interpreter;
 // Where PyThreadState keeps its interpreter (prev, next, interp in every CPython 3): read in place once a first call
@@ -36,7 +38,7 @@ uint64_t python_code_epoch_slow(const void* thread_state, int minor);
 inline uint64_t python_code_epoch(const void* thread_state, int minor) {
   uint64_t epoch = detail::code_objects_destroyed.load(std::memory_order_acquire);
   const void* counted = detail::counted_interpreter.load(std::memory_order_relaxed);
-  if (epoch - 1 >= detail::kCountStopped - 1 || counted != nullptr) {  // not started, stopped, or per interpreter
+  if (!detail::counting(epoch) || counted != nullptr) {
     if ((epoch & detail::kCountStopped) != 0) return 0;
     size_t offset = detail::thread_interpreter_offset.load(std::memory_order_relaxed);
     if (epoch == 0 || offset == 0) return detail::python_code_epoch_slow(thread_state, minor);

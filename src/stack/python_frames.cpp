@@ -497,16 +497,10 @@ PythonStack capture_warm(PythonFrame* buffer, size_t max_frames, const void* thr
   static constexpr const PythonLayout& l = kPythonLayouts[kLayout];
   if (__atomic_load_n(runtime_finalizing, __ATOMIC_RELAXED) != 0) return capture_walking(buffer, max_frames);
   const uint64_t epoch = detail::code_objects_destroyed.load(std::memory_order_acquire);
-  if (epoch - 1 >= detail::kCountStopped - 1) return capture_walking(buffer, max_frames);  // not started, stopped
+  if (!detail::counting(epoch)) return capture_walking(buffer, max_frames);
   WalkMemo* memo = ThreadBlock<WalkMemo>::existing();  // the walk makes it
   if (thread == nullptr || memo == nullptr) return capture_walking(buffer, max_frames);
-  const void* frame;
-  if constexpr (l.cframe >= 0) {
-    const void* cframe = at<const void*>(thread, static_cast<size_t>(l.cframe));
-    frame = cframe != nullptr ? at<const void*>(cframe, l.cframe_current) : nullptr;
-  } else {
-    frame = at<const void*>(thread, l.thread_frame);
-  }
+  const void* frame = innermost_frame(l, thread);
   if (frame == nullptr) return capture_walking(buffer, max_frames);
   const WalkedStack& w = memo->stacks[stack_key(frame, at<uint64_t>(frame, l.frame_instruction))];
   if (w.epoch != epoch || w.max_frames != max_frames ||
