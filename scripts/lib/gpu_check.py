@@ -14,6 +14,7 @@ import time
 from dataclasses import asdict
 
 import gpu_check_build as toolkit
+import gpu_check_notebook as notebook
 import gpu_check_print as printing
 import gpu_check_probes as probes
 import gpu_check_shim as shim_files
@@ -23,6 +24,7 @@ from gpu_check_run import STOPPING, Outcome, environment, run, stop_all
 
 PREFLIGHT_TIMEOUT = 120
 CUPTI_LINE = "firstassert: recording launches through CUPTI at "
+NOTEBOOK_ORDER = {"armed": "%load_ext before torch", "late": "%load_ext after torch ran kernels"}
 
 
 def positive(kind):
@@ -84,10 +86,14 @@ def list_matrix():
     for case in table.CASES:
         marker = "CAPTURED_OP" if case.graph else "FAILING_OP"
         frame = f"; Python frame at its {marker} line" if case.python and not case.healthy else ""
+        if case.notebook:
+            frame = f"; shown in its failing cell at the cell's {marker} line"
         profile = ("; its profile holds kernels; CUPTI handed over (interpose) in the CUPTI modes"
                    if case.profiled else "")
         graph = "; its graph node named, exact in every mode" if case.graph else ""
-        lines.append(f"  {case.name:<14} {case.program:<18} expects {case.shows}{frame}{profile}{graph}")
+        cells = (f"; {NOTEBOOK_ORDER.get(case.args[0], case.args[0])}; modes {', '.join(case.modes)}"
+                 if case.notebook else "")
+        lines.append(f"  {case.name:<14} {case.program:<18} expects {case.shows}{frame}{profile}{graph}{cells}")
     lines.append("modes:")
     for mode in table.MODES:
         settings = " ".join(f"{k}={v}" for k, v in mode.env.items()) or ("no shim" if not mode.shim else "defaults")
@@ -216,6 +222,8 @@ def main(argv=None, cases_table=table.CASES, modes_table=table.MODES, python_err
         if args.pack is not None:
             shim = shim_files.find_or_build(args.shim)
             names = shim_files.pack(shim, args.pack)
+            names += notebook.pack(shim, args.pack, lambda text: print(f"gpu-check: {text}", file=sys.stderr,
+                                                                     flush=True))
             print(f"packed into {args.pack}: {', '.join(names)}; carry that directory to the GPU machine, where "
                   f"scripts/gpu-check finds it (or pass --shim {os.path.join(args.pack, 'libfirstassert.so')})")
             return 0
@@ -247,17 +255,32 @@ def main(argv=None, cases_table=table.CASES, modes_table=table.MODES, python_err
         facts, taken, why = first_look.result()
         binaries = {slug: future.result() for slug, future in built.items()}
     cupti_env, cupti_notes = harness.choose_cupti(facts, taken, why, nvcc)
+    notebook_env, notebook_why = {}, ""
+    if any(case.notebook for case in cases):
+        notebook_env, notebook_why = notebook.prepare(sys.executable, args.shim, out_dir, environment())
+        harness.say("[setup] " + (f"notebook cases: {notebook_why}" if notebook_why else
+                                  "notebook cases: a Jupyter kernel " + ("unpacked from the packed wheels"
+                                                                         if "GPU_CHECK_NOTEBOOK_SITE" in notebook_env
+                                                                         else "of this Python")))
 
     # The matrix and the probes, most telling first: if the budget runs out, what is left undone is the least.
     jobs = []  # (key, label, argv or None, why not, name, shim, env)
     for mode in modes:
         for case in cases:
+            if not case.runs_in(mode):
+                continue
             argv_, why_not = case_argv(case, binaries)
             extra = dict(cupti_env if case.python else {}, **mode.env)
             if case.toolkit_cupti and toolkit_cupti:
                 extra["FIRSTASSERT_CUPTI"] = toolkit_cupti
+            preload = mode.shim
+            if case.notebook:
+                # The kernel loads the shim itself (%load_ext firstassert): named, never preloaded.
+                argv_, why_not = (None, notebook_why) if notebook_why else (argv_, why_not)
+                extra.update(notebook_env, **({"FIRSTASSERT_LIB": args.shim} if mode.shim else {}))
+                preload = False
             jobs.append(((case.name, mode.name), f"{case.name} / {mode.name}", argv_, why_not,
-                         f"{case.slug}.{mode.name.replace('=', '_')}", mode.shim, extra))
+                         f"{case.slug}.{mode.name.replace('=', '_')}", preload, extra))
         if mode.name == "default" and not args.no_probes:
             jobs += probe_jobs(binaries, toolkit_cupti, cupti_env)
     if "default" not in [mode.name for mode in modes] and not args.no_probes:
@@ -278,7 +301,8 @@ def main(argv=None, cases_table=table.CASES, modes_table=table.MODES, python_err
     for case in cases:
         bare = results.get((case.name, "bare"))
         for mode in modes:
-            rows.append(safe_judge(case, mode, results[(case.name, mode.name)], bare))
+            if case.runs_in(mode):
+                rows.append(safe_judge(case, mode, results[(case.name, mode.name)], bare))
     lines = header(facts, args, nvcc, cupti_notes, lib_path) + [""] + printing.table(rows) + ["", printing.counts(rows)]
     notes = printing.failure_notes(rows)
     if notes:

@@ -17,6 +17,12 @@ A graph case (graph_replay) must also have its culprit named as a node of the re
 the first of them that runs the expected kernel, those before it completed, it and those after it not, with the
 culprit's launch configuration the node's (check "node"); captured at the case's `# CAPTURED_OP` line (check
 "captured_at"), which its Python frames name too (check "python": they are the capture's, not the replay's).
+
+A notebook case (notebook_armed, notebook_late) is judged on what its cells showed, as a user sees them, in place of
+the Python frames: `%load_ext firstassert` said it is on (check "load"); the failing cell showed the first CUDA error
+with the expected kernel, launched at the cell's `# FAILING_OP` line in the cell's terms (`Cell In[3], line 1`), and
+the device's assertion (check "cell"); the cell after it said its error is secondary and named the failing cell
+(check "secondary_cell"). Without the shim no cell may show a firstassert line (check "cells").
 """
 import json
 import os
@@ -33,6 +39,7 @@ REPORT_SCHEMA = "firstassert/1"
 ASSERT_CODE = 710  # cudaErrorAssert, CUDA_ERROR_ASSERT
 GRAPH_LAUNCH = "(CUDA graph)"  # what a culprit that is a graph launch naming no kernel shows (a shim before issue 19)
 GRAPH_LAUNCH_APIS = ("cudaGraphLaunch", "cuGraphLaunch")
+FIRST_CELL = "firstassert: the first CUDA error"  # the title of what the first failing cell shows
 
 
 @dataclass
@@ -162,6 +169,9 @@ def judge(case, mode, outcome, bare=None):
         check("exit", outcome.returncode == gpucase.EXIT_ASSERT and saw_assert(outcome),
               "the case did not end with its assert: " + describe_end(outcome))
         check("report", not outcome.reports, "a report without the shim: " + ", ".join(outcome.reports))
+        if case.notebook:
+            loud = [c["role"] for c in notebook_cells(outcome).values() if "firstassert" in c.get("shown", "")]
+            check("cells", not loud, f"without the shim, the {', '.join(loud)} cell(s) showed firstassert lines")
     else:
         judge_failing(row, case, mode, outcome, bare, check)
     if case.profiled:
@@ -272,7 +282,9 @@ def judge_failing(row, case, mode, outcome, bare, check):
               ("this mode records through CUPTI, which the shim hands over when the profiler subscribes" if handed_over
                else "in this mode firstassert never held CUPTI") + ")")
     check("message", bool(report.get("device_messages")), "no device assertion line was read from stderr")
-    if case.python:
+    if case.notebook:
+        judge_cells(row, case, outcome, check)
+    elif case.python:
         # A graph node's frames are those of its capture: the replay launched the whole graph, and the capture line
         # is the op whose input was bad.
         marker = gpucase.CAPTURED_OP if case.graph else gpucase.FAILING_OP
@@ -286,6 +298,58 @@ def judge_failing(row, case, mode, outcome, bare, check):
         judge_graph_node(case, culprit or {}, check)
     if outcome.returncode is not None and outcome.returncode >= 0:
         check("final", bool(report.get("final")), "the report was not rewritten at exit")
+
+
+def notebook_cells(outcome):
+    """The cells a notebook case ran, by role, as it printed them (tests/gpu/notebook.py)."""
+    cells = {}
+    for line in outcome.lines(gpucase.NOTEBOOK_CELL):
+        try:
+            cell = json.loads(line[len(gpucase.NOTEBOOK_CELL):])
+        except ValueError:
+            continue
+        if isinstance(cell, dict) and isinstance(cell.get("role"), str):
+            cells[cell["role"]] = cell
+    return cells
+
+
+def unwrapped(text):
+    """firstassert's rows in a cell, their wrapped continuation lines joined again (notebook.render_text wraps)."""
+    return re.sub(r"\n {15}(?=\S)", " ", text)
+
+
+def cell_rows(text):
+    """{label: value} of firstassert's rows in a cell ("  %-12s %s", as notebook.render_text writes them)."""
+    return {line[2:14].strip(): line[15:].strip() for line in text.splitlines()
+            if line.startswith("  ") and line[2:3].strip() and line[2:14].strip()}
+
+
+def judge_cells(row, case, outcome, check):
+    cells = notebook_cells(outcome)
+    load, failing, secondary = (cells.get(role) or {} for role in ("load", "failing", "secondary"))
+    check("load", load.get("error") is None and "firstassert: on" in load.get("shown", ""),
+          "%load_ext firstassert " + (f"failed: {load['error']}" if load.get("error") else
+                                      f"did not say it is on; it showed {load.get('shown', 'nothing')!r}"[:300]))
+    shown = unwrapped(failing.get("shown", ""))
+    rows = cell_rows(shown.split(FIRST_CELL, 1)[1]) if FIRST_CELL in shown else {}
+    where = failing.get("launched_at", "?")
+    at = re.match(r"Cell In\[\d+\], line \d+", rows.get("launched at", ""))
+    row.python_frame = at.group(0) if at else "-"
+    problems = []
+    if not rows:
+        problems.append(f"the failing cell showed no {FIRST_CELL!r}: " + (repr(shown[-200:]) if shown else "nothing"))
+    else:
+        if matched_alternative({"kernel": rows.get("kernel", "")}, case.expect) is None:
+            problems.append(f"its kernel row is {rows.get('kernel')!r}, not one of {', '.join(case.expect)}")
+        if row.python_frame != where:
+            problems.append(f"its launched at row is {rows.get('launched at')!r}, not {where}")
+        if "failed" not in rows.get("device", ""):
+            problems.append(f"its device row is {rows.get('device')!r}, without the device's assertion")
+    check("cell", not problems, "; ".join(problems))
+    cell_name = where.split(",")[0].replace("Cell ", "")
+    said = unwrapped(secondary.get("shown", ""))
+    check("secondary_cell", "firstassert: a secondary CUDA error" in said and f"lost in cell {cell_name}" in said,
+          f"the cell after it did not say it is secondary to {cell_name}: " + (repr(said[:200]) if said else "nothing"))
 
 
 def judge_graph_node(case, culprit, check):

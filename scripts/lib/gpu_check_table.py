@@ -7,7 +7,10 @@ case also says how many kernels the torch.profiler profile it took held (gpucase
 report's tool object to show what a profiler subscribing to CUPTI after the shim leads to (Case.tool_in). A graph
 case's culprit is a kernel node of a replayed CUDA graph: the report must name that node (culprit.graph_node, against
 culprit.graph_nodes), exactly in every mode (Case.confidence_in), captured at the case's `# CAPTURED_OP` line, which
-its Python frames must name instead of the `# FAILING_OP` line (the replay, which launched the whole graph).
+its Python frames must name instead of the `# FAILING_OP` line (the replay, which launched the whole graph). A
+notebook case runs its cells in a real Jupyter kernel that loads the shim itself (`%load_ext firstassert`, never
+preloaded): what its failing cell shows (the culprit at `Cell In[n], line L`) and what the cell after it shows
+(secondary) are judged, and it runs only in the modes a shim loaded in-process can record in (Case.modes).
 """
 import os
 import re
@@ -29,6 +32,11 @@ class Case:
     args: tuple = ()
     profiled: bool = False       # starts torch.profiler once the shim records; its profile must hold kernels
     graph: bool = False          # the expected kernel asserts as a node of a CUDA graph replay
+    notebook: bool = False       # its cells run in a Jupyter kernel, which loads the shim itself (notebook.py)
+    modes: tuple = ()            # the modes it runs in; empty: every mode
+
+    def runs_in(self, mode):
+        return not self.modes or mode.name in self.modes
 
     @property
     def source(self):
@@ -78,6 +86,9 @@ class Mode:
     confidence: tuple = ()       # the culprit.confidence values accepted
 
 
+# A shim that the kernel loads (not preloaded) records through CUPTI alone: interposition needs the preload.
+NOTEBOOK_MODES = ("bare", "default", "sync=all")
+
 CASES = (
     Case("nll_loss", "nll_loss.py", ("nll_loss",), "nll_loss_forward_reduce_cuda_kernel_2d"),
     Case("embedding", "embedding.py", ("indexselect", "index_select", "vectorized_gather", "embedding"),
@@ -96,6 +107,10 @@ CASES = (
     Case("graph_replay", "graph_replay.py", ("nll_loss",), "graph node nll_loss_forward_reduce_cuda_kernel_2d",
          graph=True),
     Case("profiler_late", "profiler_late.py", ("nll_loss",), "nll_loss_forward_reduce_cuda_kernel_2d", profiled=True),
+    Case("notebook_armed", "notebook.py", ("nll_loss",), "nll_loss_forward_reduce_cuda_kernel_2d", args=("armed",),
+         notebook=True, modes=NOTEBOOK_MODES),
+    Case("notebook_late", "notebook.py", ("nll_loss",), "nll_loss_forward_reduce_cuda_kernel_2d", args=("late",),
+         notebook=True, modes=NOTEBOOK_MODES),
     Case("healthy_loop", "healthy_loop.py", shows="no report, same output", healthy=True),
 )
 

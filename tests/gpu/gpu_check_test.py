@@ -21,11 +21,13 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import unittest.mock
 import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 SCRIPT = os.path.join(REPO, "scripts", "gpu-check")
+DEMO_DIR = os.path.join(REPO, "tests", "sim", "demo")
 sys.path.insert(0, os.path.join(REPO, "scripts", "lib"))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "support"))
@@ -33,13 +35,14 @@ sys.path.insert(0, os.path.join(REPO, "tests", "support"))
 import elf_symbols  # noqa: E402
 import gpu_check  # noqa: E402
 import gpu_check_build  # noqa: E402
+import gpu_check_notebook  # noqa: E402
 import gpu_check_probes as probes  # noqa: E402
 import gpu_check_shim  # noqa: E402
 import gpucase  # noqa: E402
 import skip_aware  # noqa: E402
 from gpu_check_judge import failing_line, judge, short_kernel_name  # noqa: E402
 from gpu_check_run import Outcome, environment, run  # noqa: E402
-from gpu_check_table import CASES, MODES, PROBE_PROGRAMS, Case, Mode  # noqa: E402
+from gpu_check_table import CASES, MODES, NOTEBOOK_MODES, PROBE_PROGRAMS, Case, Mode  # noqa: E402
 
 SHIM = SIM_DIR = NVCC = None
 MODE = {mode.name: mode for mode in MODES}
@@ -54,6 +57,31 @@ def sim_case(name, what, **fields):
 
 def sim_graph_case():
     return sim_case("sim_graph", "graph", graph=True, shows="graph node nll_loss_forward_reduce_cuda_kernel_2d")
+
+
+FAKE_PROBE = "import ipykernel, jupyter_client; assert ipykernel.FAKE"  # true of fake_kernel_wheels' ipykernel only
+
+
+def fake_kernel_wheels(directory):
+    """Wheels named and pinned as tests/gpu/notebook-requirements.txt asks, without dependencies: pip's whole index
+    for the pack's download (offline_pip), which needs no network then. Their ipykernel sets FAKE."""
+    os.makedirs(directory, exist_ok=True)
+    for name, version in (("ipykernel", "6.31.0"), ("jupyter_client", "8.10.0"), ("ipython", "9.18.1"),
+                          ("ipython", "8.39.0")):
+        info = f"{name}-{version}.dist-info"
+        files = {f"{name}/__init__.py": "FAKE = True\n",
+                 f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+                 f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: gpu_check_test\nRoot-Is-Purelib: true\n"
+                                  "Tag: py3-none-any\n"}
+        files[f"{info}/RECORD"] = "".join(f"{path},,\n" for path in files) + f"{info}/RECORD,,\n"
+        with zipfile.ZipFile(os.path.join(directory, f"{name}-{version}-py3-none-any.whl"), "w") as archive:
+            for path, text in files.items():
+                archive.writestr(path, text)
+
+
+def offline_pip(index):
+    """The environment of a pack whose pip sees only the wheels in index."""
+    return dict(os.environ, PIP_NO_INDEX="1", PIP_FIND_LINKS=index, PIP_CONFIG_FILE=os.devnull)
 
 
 def run_script(*args, env=None):
@@ -102,19 +130,55 @@ class CommandLine(unittest.TestCase):
                 self.assertIn(words, done.stderr)
                 self.assertIn("nothing was run", done.stderr)
 
-    def test_pack_holds_the_shim_and_the_libraries_it_needs(self):
-        with tempfile.TemporaryDirectory() as pack:
-            done = run_script("--pack", pack, "--shim", SHIM)
+    def test_pack_holds_the_shim_the_libraries_it_needs_its_package_and_the_kernels_wheels(self):
+        with tempfile.TemporaryDirectory() as work:
+            index, pack = os.path.join(work, "index"), os.path.join(work, "pack")
+            fake_kernel_wheels(index)  # pip's index here: the requirements' names and pins, nothing else
+            done = run_script("--pack", pack, "--shim", SHIM, env=offline_pip(index))
             self.assertEqual(done.returncode, 0, done.stderr)
             files = set(os.listdir(pack))
             # The two libraries, and what they need beyond what every glibc system has (the development build's
             # recorder needs libunwind.so.8; a wheel's has it inside, and its C++ runtime in both).
             needed = {name for library in (SHIM, gpu_check_shim.recorder_of(SHIM))
                       for name, _ in gpu_check_shim.needed_libraries(library)}
-            self.assertEqual(files, {"libfirstassert.so", "libfirstassert_recorder.so", "pack-info.txt"} | needed)
+            self.assertEqual(files, {"libfirstassert.so", "libfirstassert_recorder.so", "pack-info.txt", "python",
+                                     "notebook-wheels"} | needed)
             self.assertFalse(any(name.startswith(("libc.so", "libstdc++")) for name in files), files)
             self.assertEqual(gpu_check_shim.load_error(os.path.join(pack, "libfirstassert.so"), pack), "")
+            self.assertTrue(os.path.isfile(os.path.join(pack, "python", "firstassert", "notebook.py")))
+            wheels = os.path.join(pack, "notebook-wheels")
+            for version in gpu_check_notebook.PYTHONS:
+                with self.subTest(python=version):
+                    tag = "cp" + version.replace(".", "")
+                    with open(os.path.join(wheels, tag + ".txt")) as f:
+                        listed = f.read().split()
+                    ipython = "8.39.0" if version == "3.10" else "9.18.1"  # the requirements' marker, for the target
+                    self.assertEqual(listed, [f"ipykernel-6.31.0-py3-none-any.whl", f"ipython-{ipython}-py3-none-any.whl",
+                                              "jupyter_client-8.10.0-py3-none-any.whl"])
+            # gpu-check there, for a Python without the kernel: the wheels of its version unpacked, importable.
+            out = os.path.join(work, "out")
+            with unittest.mock.patch.object(gpu_check_notebook, "PROBE", FAKE_PROBE):
+                settings, why = gpu_check_notebook.prepare(sys.executable, os.path.join(pack, "libfirstassert.so"),
+                                                           out, environment())
+            self.assertEqual(why, "")
+            self.assertEqual(settings, {"GPU_CHECK_PACKAGE": os.path.join(pack, "python"),
+                                        "GPU_CHECK_NOTEBOOK_SITE": os.path.join(out, "notebook-site")})
+            self.assertTrue(os.path.isfile(os.path.join(out, "notebook-site", "ipykernel", "__init__.py")))
 
+    def test_a_pack_without_pypi_says_so_and_its_notebook_cases_say_why_they_cannot_run(self):
+        with tempfile.TemporaryDirectory() as work:
+            index, pack = os.path.join(work, "index"), os.path.join(work, "pack")
+            os.makedirs(index)
+            done = run_script("--pack", pack, "--shim", SHIM, env=offline_pip(index))
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertIn("no Jupyter wheels packed", done.stderr)
+            self.assertNotIn("notebook-wheels", os.listdir(pack))
+            with unittest.mock.patch.object(gpu_check_notebook, "PROBE", FAKE_PROBE):
+                settings, why = gpu_check_notebook.prepare(sys.executable, os.path.join(pack, "libfirstassert.so"),
+                                                           os.path.join(work, "out"), environment())
+            self.assertEqual(settings, {})
+            self.assertIn("has no Jupyter kernel", why)
+            self.assertIn("no wheels were packed beside the shim", why)
 
     def test_a_wheels_shim_is_unpacked_with_its_recorder_and_loads(self):
         with tempfile.TemporaryDirectory() as work:
@@ -492,6 +556,118 @@ class GraphReplay(unittest.TestCase):
                     self.assertEqual(row.reported, "nll_loss_forward_reduce_cuda_kernel_2d (node 3 of 5)")
                     self.assertEqual(row.confidence, "exact")
                     self.assertEqual(row.python_frame, f"sim_case.py:{line}")
+
+
+def sim_notebook_case(order):
+    """notebook.py with the simulator's job in its cells (the culprit is its nll_loss kernel)."""
+    return Case(f"sim_notebook_{order}", "notebook.py", ("nll_loss",), "nll_loss_forward_reduce_cuda_kernel_2d",
+                args=(order, "sim", SIM_DIR, DEMO_DIR), notebook=True, modes=NOTEBOOK_MODES)
+
+
+def with_cell(outcome, role, change):
+    """A copy of outcome in which the cell of that role, as notebook.py printed it, is change(cell)'s."""
+    lines = []
+    for line in outcome.stdout.splitlines():
+        if line.startswith(gpucase.NOTEBOOK_CELL):
+            cell = json.loads(line[len(gpucase.NOTEBOOK_CELL):])
+            if cell["role"] == role:
+                line = gpucase.NOTEBOOK_CELL + json.dumps(change(dict(cell)))
+        lines.append(line)
+    return dataclasses.replace(outcome, stdout="\n".join(lines) + "\n")
+
+
+class NotebookCases(unittest.TestCase):
+    """The notebook cases on the simulator: the harness runs them, the cells in a real ipykernel that loads the shim
+    with %load_ext. Its own meson test (gpu_check_notebook), run by the Python of the notebook suite's venv, which has
+    the kernel; then each check of a notebook row is shown failing on a real run's output."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.out = tempfile.mkdtemp(prefix="gpu-check-notebook-")
+        cases = (sim_notebook_case("armed"), sim_notebook_case("late"))
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
+            cls.status = gpu_check.main(["--shim", SHIM, "--out", cls.out, "--jobs", "2", "--timeout", "120",
+                                         "--no-probes"], cases_table=cases, python_error=lambda: "")
+        cls.printed = printed.getvalue()
+        with open(os.path.join(cls.out, "summary.json")) as f:
+            cls.rows = {(r["case"], r["mode"]): r for r in json.load(f)["rows"]}
+        cls.case = cases[0]
+        settings, why = gpu_check_notebook.prepare(sys.executable, SHIM, cls.out, environment())
+        assert not why, why
+        argv = [sys.executable, cls.case.source, *cls.case.args]
+        cls.outcomes = {name: run(argv, os.path.join(cls.out, "checks", name),
+                                  environment(None, dict(settings, **extra)), 120)
+                        for name, extra in (("bare", {}), ("default", {"FIRSTASSERT_LIB": SHIM}))}
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.out, ignore_errors=True)
+
+    def verdict(self, mode, outcome):
+        return judge(self.case, MODE[mode], outcome, self.outcomes["bare"]).verdict
+
+    def test_every_row_passes_in_the_modes_a_kernel_loading_the_shim_records_in(self):
+        self.assertEqual(self.status, 0, self.printed)
+        self.assertEqual(sorted(self.rows), sorted((f"sim_notebook_{order}", mode) for order in ("armed", "late")
+                                                   for mode in NOTEBOOK_MODES))
+        for key, row in self.rows.items():
+            self.assertEqual(row["verdict"], "PASS", (key, row["notes"]))
+
+    def test_rows_show_the_culprit_at_the_failing_cells_line_through_cupti(self):
+        for order in ("armed", "late"):
+            for mode in ("default", "sync=all"):
+                with self.subTest(order=order, mode=mode):
+                    row = self.rows[(f"sim_notebook_{order}", mode)]
+                    self.assertEqual(row["reported"], "nll_loss_forward_reduce_cuda_kernel_2d")
+                    self.assertEqual(row["confidence"], "exact")
+                    self.assertEqual(row["python_frame"], "Cell In[3], line 1")  # load and setup were In[1], In[2]
+                    self.assertEqual(row["backend"], "cupti")
+
+    def test_the_runs_pass_as_they_are(self):
+        self.assertEqual(self.verdict("default", self.outcomes["default"]), "PASS")
+        self.assertEqual(self.verdict("bare", self.outcomes["bare"]), "PASS")
+
+    def test_a_failing_cell_that_does_not_show_the_culprit_where_it_was_launched_fails(self):
+        def moved(cell):
+            cell["shown"] = cell["shown"].replace("Cell In[3], line 1  ->", "Cell In[3], line 2  ->")
+            return cell
+
+        def other_kernel(cell):
+            cell["shown"] = cell["shown"].replace("  kernel       nll_loss", "  kernel       softmax")
+            return cell
+
+        def untold(cell):
+            cell["shown"] = cell["shown"].split("firstassert: the first CUDA error")[0]
+            return cell
+
+        for change in (moved, other_kernel, untold):
+            with self.subTest(change=change.__name__):
+                self.assertEqual(self.verdict("default", with_cell(self.outcomes["default"], "failing", change)),
+                                 "FAIL: cell")
+
+    def test_a_later_cell_that_does_not_say_it_is_secondary_fails(self):
+        def quiet(cell):
+            cell["shown"] = ""
+            return cell
+
+        self.assertEqual(self.verdict("default", with_cell(self.outcomes["default"], "secondary", quiet)),
+                         "FAIL: secondary_cell")
+
+    def test_an_extension_that_did_not_load_fails(self):
+        def refused(cell):
+            cell["error"], cell["shown"] = {"ename": "ModuleNotFoundError", "evalue": "No module named 'x'"}, ""
+            return cell
+
+        self.assertEqual(self.verdict("default", with_cell(self.outcomes["default"], "load", refused)),
+                         "FAIL: load")
+
+    def test_without_the_shim_no_cell_may_show_firstassert(self):
+        def loud(cell):
+            cell["shown"] += "firstassert: on\n"
+            return cell
+
+        self.assertEqual(self.verdict("bare", with_cell(self.outcomes["bare"], "setup", loud)), "FAIL: cells")
 
 
 class Pieces(unittest.TestCase):
