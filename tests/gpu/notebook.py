@@ -27,6 +27,9 @@ import tempfile
 
 import gpucase
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sim", "demo"))
+from notebook_cells import SETUP  # noqa: E402  the simulator's job's set-up cell
+
 START_TIMEOUT = 120  # a kernel's start: Python, IPython and, on a busy machine, a slow disk
 CELL_TIMEOUT = 180   # a cell: torch's import and CUDA's start are in one
 
@@ -49,19 +52,7 @@ torch.ones(4, device="cuda").sum().item()""",
 }
 
 SIM_CELLS = {
-    "setup": """\
-import ctypes, math, sys
-sys.path.insert(0, {demo!r})
-import train
-cuda = train.Cuda({sim!r})
-N, BATCH = train.N_CLASSES, train.BATCH
-floats = ctypes.c_float * (BATCH * N)
-out, labels, loss, total = cuda.malloc(ctypes.sizeof(floats)), cuda.malloc(BATCH * 8), cuda.malloc(4), cuda.malloc(4)
-cuda.to_device(out, floats(*[math.log(1.0 / N)] * (BATCH * N)))
-holders = [loss, total, out, labels, ctypes.c_void_p(None), ctypes.c_bool(True), ctypes.c_long(BATCH),
-           ctypes.c_long(N), ctypes.c_long(N), ctypes.c_long(-100)]
-args = (ctypes.c_void_p * len(holders))(*[ctypes.addressof(h) for h in holders])
-nll_loss, one, warp = cuda.stub("nll_loss"), train.dim3(1, 1, 1), train.dim3(32, 1, 1)
+    "setup": SETUP + """\
 batch = (ctypes.c_long * BATCH)(*[i % N for i in range(BATCH)])
 cuda.to_device(labels, batch)
 cuda.check(cuda.rt.cudaLaunchKernel(nll_loss, one, warp, args, 0, None))

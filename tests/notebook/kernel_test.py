@@ -22,6 +22,8 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 import skip_aware  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sim", "demo"))
+from notebook_cells import SETUP  # noqa: E402  the job's set-up cell
 
 from jupyter_client import AsyncKernelManager  # noqa: E402
 from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
@@ -37,20 +39,6 @@ RESTART_ADVICE = "Jupyter: Kernel > Restart; Colab: Runtime > Restart session"
 
 # The cells of the notebook. The job's setup, then the training loop, whose launch of nll_loss is on line 6 of its
 # cell; step 23's batch holds a label equal to the class count, and the loss read back at step 30 raises.
-SETUP = """\
-import ctypes, math, sys
-sys.path.insert(0, {demo!r})
-import train
-cuda = train.Cuda({sim!r})
-N, BATCH = train.N_CLASSES, train.BATCH
-floats = ctypes.c_float * (BATCH * N)
-out, labels, loss, total = cuda.malloc(ctypes.sizeof(floats)), cuda.malloc(BATCH * 8), cuda.malloc(4), cuda.malloc(4)
-cuda.to_device(out, floats(*[math.log(1.0 / N)] * (BATCH * N)))
-holders = [loss, total, out, labels, ctypes.c_void_p(None), ctypes.c_bool(True), ctypes.c_long(BATCH),
-           ctypes.c_long(N), ctypes.c_long(N), ctypes.c_long(-100)]
-args = (ctypes.c_void_p * len(holders))(*[ctypes.addressof(h) for h in holders])
-nll_loss, one, warp = cuda.stub("nll_loss"), train.dim3(1, 1, 1), train.dim3(32, 1, 1)
-"""
 TRAIN = """\
 for step in range(1, 41):
     batch = (ctypes.c_long * BATCH)(*[(step + i) % N for i in range(BATCH)])
