@@ -301,7 +301,7 @@ def judge_failing(row, case, mode, outcome, bare, check):
 
 
 def notebook_cells(outcome):
-    """The cells a notebook case ran, by role, as it printed them (tests/gpu/notebook.py)."""
+    """The cells a notebook case ran, by role, as it printed them (tests/gpu/notebook_case.py)."""
     cells = {}
     for line in outcome.lines(gpucase.NOTEBOOK_CELL):
         try:
@@ -343,8 +343,9 @@ def judge_cells(row, case, outcome, check):
             problems.append(f"its kernel row is {rows.get('kernel')!r}, not one of {', '.join(case.expect)}")
         if row.python_frame != where:
             problems.append(f"its launched at row is {rows.get('launched at')!r}, not {where}")
-        if "failed" not in rows.get("device", ""):
-            problems.append(f"its device row is {rows.get('device')!r}, without the device's assertion")
+        device = rows.get("device", "")
+        if "failed" not in device or "none matched" in device:
+            problems.append(f"its device row is {device!r}, not the culprit's assertion line")
     check("cell", not problems, "; ".join(problems))
     cell_name = where.split(",")[0].replace("Cell ", "")
     said = unwrapped(secondary.get("shown", ""))

@@ -16,6 +16,7 @@ import sys
 import tempfile
 import zipfile
 
+from gpu_check_shim import PACK_DIR
 from gpu_check_table import CASE_DIR, REPO_ROOT
 
 PACKAGE = "firstassert"
@@ -24,7 +25,14 @@ WHEELS_DIR = "notebook-wheels"         # <pack>/notebook-wheels/*.whl, and cpXY.
 REQUIREMENTS = os.path.join(CASE_DIR, "notebook-requirements.txt")
 PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14")
 PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_28_x86_64")
-PROBE = "import ipykernel, jupyter_client"
+# What the notebook cases need of a Jupyter kernel: that its kernel and shell import (the packed wheels' closure, for
+# the Python there), and versions that name a cell's frames `Cell In[n], line L` (IPython 8) and run ipykernel 6's
+# kernel; an older Jupyter the machine has is passed over for the packed wheels.
+PROBE = ("import ipykernel, ipykernel.ipkernel, IPython, IPython.core.interactiveshell, jupyter_client\n"
+         "major = lambda module: int(module.__version__.split('.')[0])\n"
+         "assert major(IPython) >= 8 and major(ipykernel) >= 6 and major(jupyter_client) >= 7, "
+         "'IPython %s, ipykernel %s, jupyter_client %s: too old' % (IPython.__version__, ipykernel.__version__, "
+         "jupyter_client.__version__)")
 PROBE_TIMEOUT = 120
 DOWNLOAD_TIMEOUT = 300
 MARKER_TESTS = {">=": operator.ge, "<=": operator.le, "==": operator.eq, "!=": operator.ne, "<": operator.lt,
@@ -97,9 +105,13 @@ def prepare(python, shim, out_dir, env):
     missing = jupyter_error(python, env)
     if not missing:
         return settings, ""
-    wheels = os.path.join(os.path.dirname(shim), WHEELS_DIR)
-    if not os.path.isdir(wheels):
-        return {}, f"{python} has no Jupyter kernel ({missing}) and no wheels were packed beside the shim ({wheels})"
+    # The pack's wheels: beside the shim when it is the pack's, else in the pack gpu-check finds by itself (the shim
+    # named by --shim or --wheel, or a build tree there).
+    places = [os.path.join(os.path.dirname(shim), WHEELS_DIR), os.path.join(PACK_DIR, WHEELS_DIR)]
+    wheels = next((place for place in places if os.path.isdir(place)), None)
+    if wheels is None:
+        return {}, (f"{python} has no Jupyter kernel ({missing}) and no wheels were packed beside the shim or in "
+                    f"{PACK_DIR}")
     site = os.path.join(out_dir, "notebook-site")
     try:
         unpack_wheels(wheels, python_tag(), site)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 # Settings of the caller's environment that would change what a run shows: each run sets its own.
 CLEARED = ("LD_PRELOAD", "CUDA_INJECTION64_PATH", "CUDA_LAUNCH_BLOCKING")
+PIPES_GRACE = 10  # seconds a killed run's pipes may stay open before its output is given up
 
 # The runs in flight (their process groups), so that gpu-check, told to stop, can end them and still print what it
 # has: each run is a session of its own, which a signal to gpu-check's own process group does not reach.
@@ -104,7 +105,11 @@ def run(argv, workdir, env, timeout):
     start = time.monotonic()
     try:
         # A session of its own: at the timeout the whole group goes (Triton's compilers, say), not just the child.
-        process = subprocess.Popen(argv, cwd=workdir, env=dict(env, FIRSTASSERT_DIR=workdir), stdin=subprocess.DEVNULL,
+        # GPU_CHECK_TIMEOUT: a case that starts processes of their own session (notebook_case.py's kernel) ends
+        # them before this timeout, which kills only the case's own group.
+        process = subprocess.Popen(argv, cwd=workdir, env=dict(env, FIRSTASSERT_DIR=workdir,
+                                                               GPU_CHECK_TIMEOUT=f"{timeout:.0f}"),
+                                   stdin=subprocess.DEVNULL,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     except OSError as error:
         outcome.not_run = f"{argv[0]} cannot be started ({error.strerror})"
@@ -118,7 +123,15 @@ def run(argv, workdir, env, timeout):
     except subprocess.TimeoutExpired:
         outcome.timed_out = True
         kill_group(process.pid)
-        out, err = process.communicate()
+        try:
+            out, err = process.communicate(timeout=PIPES_GRACE)
+        except subprocess.TimeoutExpired:
+            # A process of another session it started (a Jupyter kernel) holds its pipes open: not waited for.
+            for pipe in (process.stdout, process.stderr):
+                pipe.close()
+            process.wait()
+            said = f"gpu-check: its output pipes were still open {PIPES_GRACE} s after it was killed\n"
+            out, err = b"", said.encode()
     finally:
         with _live_lock:
             _live.discard(process.pid)

@@ -32,7 +32,7 @@ class Case:
     args: tuple = ()
     profiled: bool = False       # starts torch.profiler once the shim records; its profile must hold kernels
     graph: bool = False          # the expected kernel asserts as a node of a CUDA graph replay
-    notebook: bool = False       # its cells run in a Jupyter kernel, which loads the shim itself (notebook.py)
+    notebook: bool = False       # its cells run in a Jupyter kernel, which loads the shim itself
     modes: tuple = ()            # the modes it runs in; empty: every mode
 
     def runs_in(self, mode):
@@ -107,10 +107,10 @@ CASES = (
     Case("graph_replay", "graph_replay.py", ("nll_loss",), "graph node nll_loss_forward_reduce_cuda_kernel_2d",
          graph=True),
     Case("profiler_late", "profiler_late.py", ("nll_loss",), "nll_loss_forward_reduce_cuda_kernel_2d", profiled=True),
-    Case("notebook_armed", "notebook.py", ("nll_loss",), "nll_loss_forward_reduce_cuda_kernel_2d", args=("armed",),
-         notebook=True, modes=NOTEBOOK_MODES),
-    Case("notebook_late", "notebook.py", ("nll_loss",), "nll_loss_forward_reduce_cuda_kernel_2d", args=("late",),
-         notebook=True, modes=NOTEBOOK_MODES),
+    Case("notebook_armed", "notebook_case.py", ("nll_loss",), "nll_loss_forward_reduce_cuda_kernel_2d",
+         args=("armed",), notebook=True, modes=NOTEBOOK_MODES),
+    Case("notebook_late", "notebook_case.py", ("nll_loss",), "nll_loss_forward_reduce_cuda_kernel_2d",
+         args=("late",), notebook=True, modes=NOTEBOOK_MODES),
     Case("healthy_loop", "healthy_loop.py", shows="no report, same output", healthy=True),
 )
 

@@ -39,6 +39,7 @@ import gpu_check_notebook  # noqa: E402
 import gpu_check_probes as probes  # noqa: E402
 import gpu_check_shim  # noqa: E402
 import gpucase  # noqa: E402
+import notebook_case  # noqa: E402
 import skip_aware  # noqa: E402
 from gpu_check_judge import failing_line, judge, short_kernel_name  # noqa: E402
 from gpu_check_run import Outcome, environment, run  # noqa: E402
@@ -62,19 +63,24 @@ def sim_graph_case():
 FAKE_PROBE = "import ipykernel, jupyter_client; assert ipykernel.FAKE"  # true of fake_kernel_wheels' ipykernel only
 
 
+def wheel_name(name, version):
+    return f"{name}-{version}-py3-none-any.whl"
+
+
 def fake_kernel_wheels(directory):
-    """Wheels named and pinned as tests/gpu/notebook-requirements.txt asks, without dependencies: pip's whole index
-    for the pack's download (offline_pip), which needs no network then. Their ipykernel sets FAKE."""
+    """Wheels named and pinned as tests/gpu/notebook-requirements.txt asks (for any CPython), without dependencies:
+    pip's whole index for the pack's download (offline_pip), which needs no network then. Their ipykernel sets
+    FAKE."""
     os.makedirs(directory, exist_ok=True)
-    for name, version in (("ipykernel", "6.31.0"), ("jupyter_client", "8.10.0"), ("ipython", "9.18.1"),
-                          ("ipython", "8.39.0")):
+    pins = {tuple(r.split("==")) for v in gpu_check_notebook.PYTHONS for r in gpu_check_notebook.requirements_for(v)}
+    for name, version in sorted(pins):
         info = f"{name}-{version}.dist-info"
         files = {f"{name}/__init__.py": "FAKE = True\n",
                  f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
                  f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: gpu_check_test\nRoot-Is-Purelib: true\n"
                                   "Tag: py3-none-any\n"}
         files[f"{info}/RECORD"] = "".join(f"{path},,\n" for path in files) + f"{info}/RECORD,,\n"
-        with zipfile.ZipFile(os.path.join(directory, f"{name}-{version}-py3-none-any.whl"), "w") as archive:
+        with zipfile.ZipFile(os.path.join(directory, wheel_name(name, version)), "w") as archive:
             for path, text in files.items():
                 archive.writestr(path, text)
 
@@ -152,9 +158,10 @@ class CommandLine(unittest.TestCase):
                     tag = "cp" + version.replace(".", "")
                     with open(os.path.join(wheels, tag + ".txt")) as f:
                         listed = f.read().split()
-                    ipython = "8.39.0" if version == "3.10" else "9.18.1"  # the requirements' marker, for the target
-                    self.assertEqual(listed, [f"ipykernel-6.31.0-py3-none-any.whl", f"ipython-{ipython}-py3-none-any.whl",
-                                              "jupyter_client-8.10.0-py3-none-any.whl"])
+                    # The requirements whose markers hold for that version, not for the Python that downloaded.
+                    self.assertEqual(listed, sorted(wheel_name(*r.split("==")) for r in
+                                                    gpu_check_notebook.requirements_for(version)))
+                    self.assertEqual("exceptiongroup-1.3.0-py3-none-any.whl" in listed, version == "3.10")
             # gpu-check there, for a Python without the kernel: the wheels of its version unpacked, importable.
             out = os.path.join(work, "out")
             with unittest.mock.patch.object(gpu_check_notebook, "PROBE", FAKE_PROBE):
@@ -559,13 +566,14 @@ class GraphReplay(unittest.TestCase):
 
 
 def sim_notebook_case(order):
-    """notebook.py with the simulator's job in its cells (the culprit is its nll_loss kernel)."""
-    return Case(f"sim_notebook_{order}", "notebook.py", ("nll_loss",), "nll_loss_forward_reduce_cuda_kernel_2d",
-                args=(order, "sim", SIM_DIR, DEMO_DIR), notebook=True, modes=NOTEBOOK_MODES)
+    """notebook_case.py with the simulator's job in its cells (the culprit is its nll_loss kernel)."""
+    return Case(f"sim_notebook_{order}", "notebook_case.py", ("nll_loss",),
+                "nll_loss_forward_reduce_cuda_kernel_2d", args=(order, "sim", SIM_DIR, DEMO_DIR), notebook=True,
+                modes=NOTEBOOK_MODES)
 
 
 def with_cell(outcome, role, change):
-    """A copy of outcome in which the cell of that role, as notebook.py printed it, is change(cell)'s."""
+    """A copy of outcome in which the cell of that role, as notebook_case.py printed it, is change(cell)'s."""
     lines = []
     for line in outcome.stdout.splitlines():
         if line.startswith(gpucase.NOTEBOOK_CELL):
@@ -641,7 +649,12 @@ class NotebookCases(unittest.TestCase):
             cell["shown"] = cell["shown"].split("firstassert: the first CUDA error")[0]
             return cell
 
-        for change in (moved, other_kernel, untold):
+        def unmatched(cell):
+            cell["shown"] = cell["shown"].replace("  device       ", "  device       1 message(s), none matched to "
+                                                  "this kernel: ")
+            return cell
+
+        for change in (moved, other_kernel, untold, unmatched):
             with self.subTest(change=change.__name__):
                 self.assertEqual(self.verdict("default", with_cell(self.outcomes["default"], "failing", change)),
                                  "FAIL: cell")
@@ -661,6 +674,26 @@ class NotebookCases(unittest.TestCase):
 
         self.assertEqual(self.verdict("default", with_cell(self.outcomes["default"], "load", refused)),
                          "FAIL: load")
+
+    def test_a_kernel_that_dies_or_hangs_in_a_cell_ends_the_case_before_its_timeout(self):
+        # The kernel is a session of its own, which the harness's kill at the timeout would not reach: the case
+        # notices a death at once, and stops waiting for a hung cell (and kills the kernel) before the timeout.
+        settings, why = gpu_check_notebook.prepare(sys.executable, SHIM, self.out, environment())
+        for order, said in (("dies", "the kernel died"), ("hangs", "the cell had not finished")):
+            with self.subTest(order=order):
+                case = dataclasses.replace(self.case, args=(order, *self.case.args[1:]))
+                outcome = run([sys.executable, case.source, *case.args], os.path.join(self.out, "checks", order),
+                              environment(None, dict(settings, FIRSTASSERT_LIB=SHIM)), 40)
+                self.assertFalse(outcome.timed_out, outcome.stderr[-2000:])
+                self.assertEqual(outcome.returncode, gpucase.EXIT_OTHER_ERROR, outcome.stderr[-2000:])
+                self.assertLess(outcome.elapsed, 40 - 10)
+                last = outcome.stderr.strip().splitlines()[-1]
+                self.assertTrue(last.startswith("gpu-check: the failing cell: " + said), last)
+                verdict = self.verdict("default", outcome)
+                self.assertTrue(verdict.startswith("FAIL: exit"), verdict)
+                pid = int(outcome.lines(notebook_case.KERNEL_PID, "stderr")[0][len(notebook_case.KERNEL_PID):])
+                with self.assertRaises(ProcessLookupError, msg=f"the kernel {pid} outlived its case"):
+                    os.kill(pid, 0)
 
     def test_without_the_shim_no_cell_may_show_firstassert(self):
         def loud(cell):

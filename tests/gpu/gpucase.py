@@ -9,8 +9,8 @@ nvcc-built cases keep the same exit codes (tests/gpu/nvcc_assert.cu).
 
 A case that takes a torch.profiler profile first (profiler_late.py; probe 5's profiler_probe.py too) says how many
 kernel events it held in one line, PROFILER_KERNELS and the number, or why it has no number, PROFILER_FAILED and the
-error; the judge reads them. A notebook case (notebook.py) marks its failing cell's launching line `# FAILING_OP`
-and prints each cell it ran in its Jupyter kernel as NOTEBOOK_CELL and a JSON object.
+error; the judge reads them. A notebook case (notebook_case.py) marks its failing cell's launching line
+`# FAILING_OP` and prints each cell it ran in its Jupyter kernel as NOTEBOOK_CELL and a JSON object.
 """
 import json
 import os
@@ -28,7 +28,7 @@ CAPTURED_OP = "# CAPTURED_OP"  # a graph case's: marks the line that captured th
 ASSERT_TEXT = "device-side assert"  # in the text of the error every framework raises for cudaErrorAssert
 PROFILER_KERNELS = "gpu-check: profiler kernels: "  # and the number of kernel events the profile held
 PROFILER_FAILED = "gpu-check: profiler failed: "    # and the error the profiler raised instead
-NOTEBOOK_CELL = "gpu-check: cell: "  # and a JSON object: a cell notebook.py ran in its Jupyter kernel
+NOTEBOOK_CELL = "gpu-check: cell: "  # and a JSON object: a cell notebook_case.py ran in its kernel
 
 
 def skip(reason):

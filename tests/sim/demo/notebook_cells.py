@@ -1,6 +1,6 @@
 """The training job's set-up as a notebook cell: what the notebook suite (tests/notebook/kernel_test.py) and
-scripts/gpu-check's notebook case on the simulator (tests/gpu/notebook.py) run in a real kernel before their
-failing cell. SETUP.format(demo=this directory, sim=the simulator's libraries) is the cell's source; it leaves the
+scripts/gpu-check's notebook case on the simulator (tests/gpu/notebook_case.py) run in a real kernel before
+their failing cell. SETUP.format(demo=this directory, sim=the simulator's libraries) is the cell's source; it leaves the
 simulator's runtime in `cuda`, nll_loss's buffers and arguments, and the launch's stub and dimensions."""
 
 SETUP = """\
