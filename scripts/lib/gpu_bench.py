@@ -12,6 +12,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import callgrind_counts  # noqa: E402
+import gpu_check_shim  # noqa: E402  (how gpu-check loads a packed shim: its libraries on LD_LIBRARY_PATH)
 
 CONFIGURATIONS = [
     ("baseline", False, {}),
@@ -72,18 +73,33 @@ def worker(model_name, steps, count_launches=False):
     print(json.dumps({"step_times": times}))
 
 
+RECORDING = "firstassert: recording launches through "  # what the shim says at FIRSTASSERT_LOG=info once it records
+
+
 def measure(model_name, shim, env_extra, steps):
+    """The step times of one run. Under the shim, also whether it recorded (its own words at FIRSTASSERT_LOG=info,
+    which adds lines at start-up and exit only): a shim that could not record would be timed as if it cost nothing.
+    Returns (step times, "" or what the shim said instead)."""
     env = clean_environment(shim)
     env.update(env_extra)
+    if shim:
+        env["FIRSTASSERT_LOG"] = "info"
     completed = subprocess.run([sys.executable, __file__, "--worker", model_name, "--steps", str(steps)],
                                env=env, capture_output=True, text=True)
     if completed.returncode != 0:
         raise RuntimeError(f"{model_name} under {env_extra or 'no settings'}{' with the shim' if shim else ''} "
                            f"exited with {completed.returncode}: {completed.stderr.strip()[-2000:]}")
-    return json.loads(completed.stdout.strip().splitlines()[-1])["step_times"]
+    said = [line for line in completed.stderr.splitlines() if line.startswith("firstassert: ")]
+    not_recording = ""
+    if shim and not any(line.startswith(RECORDING) for line in said):
+        not_recording = said[0] if said else "the shim said nothing at FIRSTASSERT_LOG=info"
+    return json.loads(completed.stdout.strip().splitlines()[-1])["step_times"], not_recording
 
 
 OWN = ("libfirstassert", "libunwind")
+
+
+LIBRARY_PATH = ""  # the shim's own directory where it needs the libraries packed beside it, else ""
 
 
 def clean_environment(shim=None):
@@ -91,6 +107,9 @@ def clean_environment(shim=None):
            if not k.startswith("FIRSTASSERT_") and k not in ("LD_PRELOAD", "CUDA_LAUNCH_BLOCKING")}
     if shim:
         env["LD_PRELOAD"] = shim
+        if LIBRARY_PATH:
+            env["LD_LIBRARY_PATH"] = LIBRARY_PATH + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH")
+                                                     else "")
     return env
 
 
@@ -151,6 +170,12 @@ def main():
         worker(args.worker, args.steps, args.count_launches)
         return 0
 
+    global LIBRARY_PATH
+    try:
+        LIBRARY_PATH = gpu_check_shim.library_path_for(args.shim)
+    except gpu_check_shim.ShimError as error:
+        print(f"scripts/gpu-bench: {error}; nothing was measured", file=sys.stderr)
+        return 2
     models = ["mlp"]
     try:
         import torchvision  # noqa: F401
@@ -163,15 +188,21 @@ def main():
           f"{WARMUP_STEPS} warm-up, {args.runs} runs per configuration, alternating; median step time")
     for model_name in models:
         samples = {name: [] for name, *_ in CONFIGURATIONS}
+        not_recording = {}
         for run in range(args.runs):
             for name, with_shim, env_extra in CONFIGURATIONS:
                 print(f"  {model_name}: run {run + 1}/{args.runs}, {name}", file=sys.stderr, flush=True)
-                samples[name] += measure(model_name, args.shim if with_shim else None, env_extra, args.steps)
+                times, why = measure(model_name, args.shim if with_shim else None, env_extra, args.steps)
+                samples[name] += times
+                if why:
+                    not_recording.setdefault(name, why)
         medians = {name: statistics.median(values) for name, values in samples.items()}
         print(f"\n{model_name}")
         print(f"  {'configuration':<36} {'median step ms':>15} {'ratio':>7}")
         for name, value in medians.items():
             print(f"  {name:<36} {value * 1e3:>15.3f} {value / medians['baseline']:>7.2f}")
+        for name, why in not_recording.items():
+            print(f"  NOT RECORDING in '{name}' (so its time is not firstassert's cost): {why}")
     # The launch path's own work as instructions, which repeat, after the times: where valgrind is installed and
     # can run a CUDA process (it may not: then one line says so, and the times above stand).
     sys.stdout.flush()  # the times are out before the slow part starts, whatever becomes of it
