@@ -13,6 +13,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import callgrind_counts  # noqa: E402
 import gpu_check_shim  # noqa: E402  (how gpu-check loads a packed shim: its libraries on LD_LIBRARY_PATH)
+from gpu_check_run import with_library_path  # noqa: E402
 
 CONFIGURATIONS = [
     ("baseline", False, {}),
@@ -107,9 +108,7 @@ def clean_environment(shim=None):
            if not k.startswith("FIRSTASSERT_") and k not in ("LD_PRELOAD", "CUDA_LAUNCH_BLOCKING")}
     if shim:
         env["LD_PRELOAD"] = shim
-        if LIBRARY_PATH:
-            env["LD_LIBRARY_PATH"] = LIBRARY_PATH + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH")
-                                                     else "")
+        with_library_path(env, LIBRARY_PATH)
     return env
 
 

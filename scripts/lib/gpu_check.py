@@ -258,10 +258,9 @@ def main(argv=None, cases_table=table.CASES, modes_table=table.MODES, python_err
     notebook_env, notebook_why = {}, ""
     if any(case.notebook for case in cases):
         notebook_env, notebook_why = notebook.prepare(sys.executable, args.shim, out_dir, environment())
-        harness.say("[setup] " + (f"notebook cases: {notebook_why}" if notebook_why else
-                                  "notebook cases: a Jupyter kernel " + ("unpacked from the packed wheels"
-                                                                         if "GPU_CHECK_NOTEBOOK_SITE" in notebook_env
-                                                                         else "of this Python")))
+        kernel = ("unpacked from the packed wheels" if "GPU_CHECK_NOTEBOOK_SITE" in notebook_env else
+                  "of this Python")
+        harness.say(f"[setup] notebook cases: {notebook_why or 'a Jupyter kernel ' + kernel}")
 
     # The matrix and the probes, most telling first: if the budget runs out, what is left undone is the least.
     jobs = []  # (key, label, argv or None, why not, name, shim, env)
@@ -276,7 +275,8 @@ def main(argv=None, cases_table=table.CASES, modes_table=table.MODES, python_err
             preload = mode.shim
             if case.notebook:
                 # The kernel loads the shim itself (%load_ext firstassert): named, never preloaded.
-                argv_, why_not = (None, notebook_why) if notebook_why else (argv_, why_not)
+                if notebook_why:
+                    argv_, why_not = None, notebook_why
                 extra.update(notebook_env, **({"FIRSTASSERT_LIB": args.shim} if mode.shim else {}))
                 preload = False
             jobs.append(((case.name, mode.name), f"{case.name} / {mode.name}", argv_, why_not,

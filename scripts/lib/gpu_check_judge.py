@@ -78,10 +78,7 @@ def short_kernel_name(name):
 def failing_line(source, marker=gpucase.FAILING_OP):
     """The number of the source line that ends with marker (`# FAILING_OP` unless told), or 0."""
     with open(source, encoding="utf-8") as f:
-        for number, text in enumerate(f, 1):
-            if text.rstrip().endswith(marker):
-                return number
-    return 0
+        return gpucase.marked_line(f.read(), marker)
 
 
 def matched_alternative(launch, expect):

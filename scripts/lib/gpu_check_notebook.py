@@ -68,7 +68,7 @@ def jupyter_error(python, env, site=None):
 
 
 def unpack_wheels(wheels, tag, site):
-    """Extracts the wheels listed for tag into site; returns how many, or raises ValueError saying what is missing.
+    """Extracts the wheels listed for tag into site, or raises ValueError saying what is missing.
     A wheel's .data/purelib and .data/platlib files go where an installer puts them: beside the packages."""
     listing = os.path.join(wheels, tag + ".txt")
     if not os.path.isfile(listing):
@@ -92,7 +92,6 @@ def unpack_wheels(wheels, tag, site):
                 os.makedirs(os.path.dirname(target), exist_ok=True)
                 with archive.open(member) as source, open(target, "wb") as out:
                     shutil.copyfileobj(source, out)
-    return len(names)
 
 
 def prepare(python, shim, out_dir, env):

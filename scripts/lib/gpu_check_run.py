@@ -69,13 +69,19 @@ class Outcome:
         return [line for line in text.splitlines() if line.startswith(prefix)]
 
 
+def with_library_path(env, lib_path):
+    """env (changed in place, and returned) with lib_path in front of its LD_LIBRARY_PATH; unchanged for ""."""
+    if lib_path:
+        env["LD_LIBRARY_PATH"] = lib_path + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    return env
+
+
 def environment(shim=None, extra=None, lib_path=""):
     """The caller's environment without firstassert's settings, plus the shim preloaded and the run's own settings.
     lib_path goes in front of LD_LIBRARY_PATH (the shim's own libraries, when this machine lacks them)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("FIRSTASSERT_") and k not in CLEARED}
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # the case programs' directory stays as checked out
-    if lib_path:
-        env["LD_LIBRARY_PATH"] = lib_path + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    with_library_path(env, lib_path)
     if shim:
         env["LD_PRELOAD"] = shim
     env.update(extra or {})

@@ -15,6 +15,7 @@ import time
 import zipfile
 
 import unpack_wheel
+from gpu_check_run import with_library_path
 
 from gpu_check_table import REPO_ROOT
 
@@ -75,8 +76,7 @@ def recorder_of(shim):
 def load_error(shim, lib_path=""):
     """Why the shim or its recorder cannot be loaded in a fresh process (the dynamic loader's words), or ""."""
     env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "CUDA_INJECTION64_PATH")}
-    if lib_path:
-        env["LD_LIBRARY_PATH"] = lib_path + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    with_library_path(env, lib_path)
     done = subprocess.run([sys.executable, "-c", "import ctypes, sys; [ctypes.CDLL(p) for p in sys.argv[1:]]", shim,
                            recorder_of(shim)], env=env, capture_output=True, text=True)
     if done.returncode == 0:

@@ -180,7 +180,9 @@ class CommandLine(unittest.TestCase):
             self.assertEqual(done.returncode, 0, done.stderr)
             self.assertIn("no Jupyter wheels packed", done.stderr)
             self.assertNotIn("notebook-wheels", os.listdir(pack))
-            with unittest.mock.patch.object(gpu_check_notebook, "PROBE", FAKE_PROBE):
+            # Nor a default pack this machine may have (build/gpu-check-pack), where prepare() looks next.
+            with unittest.mock.patch.object(gpu_check_notebook, "PROBE", FAKE_PROBE), \
+                    unittest.mock.patch.object(gpu_check_notebook, "PACK_DIR", os.path.join(work, "no-pack")):
                 settings, why = gpu_check_notebook.prepare(sys.executable, os.path.join(pack, "libfirstassert.so"),
                                                            os.path.join(work, "out"), environment())
             self.assertEqual(settings, {})

@@ -31,6 +31,12 @@ PROFILER_FAILED = "gpu-check: profiler failed: "    # and the error the profiler
 NOTEBOOK_CELL = "gpu-check: cell: "  # and a JSON object: a cell notebook_case.py ran in its kernel
 
 
+def marked_line(text, marker=FAILING_OP):
+    """The number of text's first line that ends with marker (`# FAILING_OP` unless told), or 0: of a case program
+    (the judge) and of a notebook case's cell."""
+    return next((number for number, line in enumerate(text.splitlines(), 1) if line.rstrip().endswith(marker)), 0)
+
+
 def skip(reason):
     print(f"gpu-check: skip: {reason}", flush=True)
     sys.exit(EXIT_SKIP)

@@ -104,15 +104,8 @@ def cells_for(order, workload, enabled):
     return first + [("failing", ENDS.get(order, workload["failing"])), ("secondary", workload["secondary"])]
 
 
-def marked_line(source):
-    """The 1-based line of the cell that ends with the FAILING_OP marker."""
-    lines = source.splitlines()
-    return next(i for i, text in enumerate(lines, 1) if text.rstrip().endswith(gpucase.FAILING_OP))
-
-
 class Cell:
-    def __init__(self, role):
-        self.role = role
+    def __init__(self):
         self.shown = []   # stream text, display data (text/plain), results, in the order they came
         self.error = None
 
@@ -211,7 +204,7 @@ def main():
         client.start_channels()
         client.wait_for_ready(timeout=max(1.0, min(START_TIMEOUT, deadline - time.monotonic())))
         for role, source in cells_for(order, workload, bool(os.environ.get("FIRSTASSERT_LIB"))):
-            cell = Cell(role)
+            cell = Cell()
             try:
                 count = run_cell(client, manager, source, cell, deadline)
             except KernelGone as gone:
@@ -220,7 +213,7 @@ def main():
                 count = None
             said = {"role": role, "count": count, "shown": "".join(cell.shown), "error": cell.error}
             if role == "failing":
-                said["launched_at"] = f"Cell In[{count}], line {marked_line(source)}"
+                said["launched_at"] = f"Cell In[{count}], line {gpucase.marked_line(source)}"
                 failing = said
             print(gpucase.NOTEBOOK_CELL + json.dumps(said), flush=True)
             if trouble:
