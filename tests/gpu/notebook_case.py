@@ -43,7 +43,13 @@ START_TIMEOUT = 120          # a kernel's start: Python, IPython and, on a busy 
 DEFAULT_TIMEOUT = 90         # gpu-check's --timeout, when it does not say (GPU_CHECK_TIMEOUT)
 TIME_LEFT_FOR_SHUTDOWN = 20  # seconds before that timeout at which the case stops waiting for a cell
 KERNEL_PID = "gpu-check: kernel pid "  # on stderr, first: which process the kernel is
-SHUTDOWN_WAIT = 15           # how long a kernel asked to shut down may take before it is killed
+# How long a kernel asked to shut down may take before it is killed. jupyter_client sends SIGTERM at half of it, and
+# ipykernel 6 can take its flush timeout (10 s) to exit: it stops its IOPub thread before the control thread, whose
+# last flush after the shutdown request then waits that long. SIGTERM earlier ends the kernel before the shim's exit
+# handler rewrites the report (seen on a busy machine, about 1 run in 30). Never more than the time left before
+# gpu-check's own timeout, less a margin.
+SHUTDOWN_WAIT = 30
+SHUTDOWN_MARGIN = 5
 
 # Each workload: the cells, by role. The failing cell's launching line ends with the FAILING_OP marker, as in every
 # case program; the cell that follows it makes one more CUDA call, which fails because the context is lost.
@@ -191,7 +197,6 @@ def main():
     env = kernel_env(os.environ.get("GPU_CHECK_PACKAGE"), os.environ.get("GPU_CHECK_NOTEBOOK_SITE"), workdir)
     manager = KernelManager(kernel_name="gpu-check", kernel_spec_manager=KernelSpecManager(kernel_dirs=[specs]),
                             connection_file=os.path.join(workdir, "connection.json"))
-    manager.shutdown_wait_time = SHUTDOWN_WAIT  # torch's teardown and the shim's last rewrite of the report
     # The kernel's output goes to files, not this process's pipes, which gpu-check reads to the end.
     kernel_out = os.path.join(workdir, "kernel-stdout.txt")
     kernel_err = os.path.join(workdir, "kernel-stderr.txt")
@@ -230,6 +235,8 @@ def main():
             client.stop_channels()
         try:
             if manager.has_kernel:
+                left = deadline + TIME_LEFT_FOR_SHUTDOWN - SHUTDOWN_MARGIN - time.monotonic()
+                manager.shutdown_wait_time = max(1.0, min(SHUTDOWN_WAIT, left))
                 manager.shutdown_kernel(now=time.monotonic() > deadline or not manager.is_alive())
         except Exception as error:  # noqa: BLE001  the cells' findings are printed already; say this too
             trouble = trouble or f"the kernel's shutdown failed: {type(error).__name__}: {error}"
