@@ -12,6 +12,7 @@ namespace firstassert {
 namespace {
 
 constexpr size_t kMaxStreamMarks = 1024;
+constexpr size_t kMaxStreamEnds = 8192;
 
 }  // namespace
 
@@ -47,12 +48,40 @@ void Tracker::raise_mark(std::vector<StreamMark>& marks, uint64_t key, uint64_t 
     }
   }
   if (marks.size() >= kMaxStreamMarks) marks.erase(marks.begin());
-  marks.push_back({key, upto});
+  marks.push_back({key, &marks == &stream_marks_ ? generation_start_locked(key) : 0, upto});
 }
 
 bool Tracker::proven_complete(const std::vector<StreamMark>& marks, uint64_t key, uint64_t seq) {
-  return std::any_of(marks.begin(), marks.end(),
-                     [&](const StreamMark& m) { return m.key == key && seq < m.completed_before; });
+  return std::any_of(marks.begin(), marks.end(), [&](const StreamMark& m) {
+    return m.key == key && seq >= m.since && seq < m.completed_before;
+  });
+}
+
+// The first launch number the stream's current generation can hold: after its handle's last end, or after any end
+// that may have been forgotten.
+uint64_t Tracker::generation_start_locked(uint64_t key) const {
+  uint64_t start = stream_ends_forgotten_below_;
+  for (const StreamEnd& end : stream_ends_) {
+    if (end.stream_key == key) start = std::max(start, end.at);
+  }
+  return start;
+}
+
+void Tracker::stream_ended(uint64_t key, uint64_t at) {
+  std::lock_guard lock(mutex_);
+  // A sync of the old stream proves nothing of the new one, nor one of the new one anything of the old.
+  std::erase_if(stream_marks_, [&](const StreamMark& m) { return m.key == key; });
+  if (stream_ends_.size() >= kMaxStreamEnds) {
+    // Ends older than every launch the ring holds tell nothing about a launch any more; else the oldest goes.
+    uint64_t total = ring_.total();
+    uint64_t oldest_held = total > ring_.capacity() ? total - ring_.capacity() : 0;
+    std::erase_if(stream_ends_, [&](const StreamEnd& e) { return e.at <= oldest_held; });
+    if (stream_ends_.size() >= kMaxStreamEnds) {
+      stream_ends_forgotten_below_ = std::max(stream_ends_forgotten_below_, stream_ends_.front().at);
+      stream_ends_.erase(stream_ends_.begin());
+    }
+  }
+  stream_ends_.push_back({key, at});
 }
 
 void Tracker::count_error(std::vector<ErrorSite>& sites, const ApiCall& call, int64_t now) {
@@ -81,17 +110,66 @@ std::vector<LaunchRecord> Tracker::records() const {
   return all;
 }
 
-std::vector<LaunchRecord> Tracker::candidates_locked(uintptr_t context) const {
-  std::vector<LaunchRecord> all = records();
-  std::vector<LaunchRecord> out;
-  for (auto it = all.rbegin(); it != all.rend() && out.size() < kMaxCandidates; ++it) {
-    const LaunchRecord& r = *it;
+// What the ring and the syncs say when the primary error is seen: the launches of its context no sync proved
+// complete, and which launch numbers the ring no longer holds.
+void Tracker::keep_evidence_locked(uintptr_t context) {
+  std::vector<LaunchRecord> all = ring_.snapshot();
+  uint64_t total = primary_.launches_before;
+  horizon_ = all.empty() ? total : all.front().seq;
+  missing_.clear();
+  pending_.clear();
+  uint64_t expected = horizon_;
+  for (LaunchRecord& r : all) {
+    for (; expected < r.seq && expected < total; ++expected) missing_.push_back(expected);
+    expected = r.seq + 1;
     if (context != 0 && r.context != 0 && r.context != context) continue;
     if (proven_complete(context_marks_, r.context, r.seq)) continue;
     if (proven_complete(stream_marks_, stream_key(r.stream, r.per_thread_default_stream, r.thread), r.seq)) continue;
-    out.push_back(r);
+    with_wall_time(r);
+    pending_.push_back(r);
   }
-  return out;
+  for (; expected < total; ++expected) missing_.push_back(expected);
+  synced_before_ = 0;
+  for (const StreamMark& m : context_marks_) {
+    if (m.key == context) synced_before_ = std::max(synced_before_, m.completed_before);
+  }
+}
+
+Evidence Tracker::evidence() const {
+  Evidence e;
+  {
+    std::lock_guard lock(mutex_);
+    e.pending = pending_;
+    e.launches = primary_.launches_before;
+    e.horizon = horizon_;
+    e.synced_before = synced_before_;
+    e.generations_known_from = stream_ends_forgotten_below_;
+    e.stream_ends = stream_ends_;
+    e.api = primary_.api;
+    e.error = error_name(primary_.domain, primary_.code);
+    // Records still being written when the error was seen are complete by now.
+    for (uint64_t seq : missing_) {
+      LaunchRecord r;
+      if (!ring_.find(seq, r)) {
+        e.missing.push_back(seq);
+        continue;
+      }
+      if (primary_.context != 0 && r.context != 0 && r.context != primary_.context) continue;
+      if (proven_complete(context_marks_, r.context, r.seq) ||
+          proven_complete(stream_marks_, stream_key(r.stream, r.per_thread_default_stream, r.thread), r.seq))
+        continue;
+      with_wall_time(r);
+      e.pending.insert(std::upper_bound(e.pending.begin(), e.pending.end(), r,
+                                        [](const LaunchRecord& a, const LaunchRecord& b) { return a.seq < b.seq; }),
+                       r);
+    }
+  }
+  e.ring_capacity = ring_.capacity();
+  e.replayed_nodes = [this](const LaunchRecord& r) { return replayed_nodes(r); };
+  // Outside the lock: the breadcrumbs take their own, and tell the tracker of streams that end under it.
+  if (probe_) e.progress = probe_();
+  if (primary_.code == 710) e.messages = device_message_log().messages();
+  return e;
 }
 
 void Tracker::set_capturing_locked(uint64_t key, bool on) {
@@ -111,6 +189,11 @@ void Tracker::record_call(const ApiCall& call) {
     // A capture ends whatever the result (an invalidated capture ends with an error).
     std::lock_guard lock(mutex_);
     set_capturing_locked(stream_key(call.stream, call.per_thread_default_stream, current_thread_id()), false);
+  }
+  if (call.code == 0 && call.kind == CallKind::destroy_stream) {
+    stream_ended(stream_key(call.stream, call.per_thread_default_stream, current_thread_id()),
+                 call.launches_at_entry != ApiCall::kUnknown ? call.launches_at_entry : ring_.total());
+    return;
   }
   if (call.code == 0) {
     if (has_primary()) return;  // after a fault nothing completes: marks would only mislead
@@ -164,8 +247,8 @@ void Tracker::record_call(const ApiCall& call) {
     primary_.thread = current_thread_id();
     primary_.context = call.context;
     primary_.launches_before = ring_.total();
-    candidates_ = candidates_locked(call.context);
-    for (const LaunchRecord& r : candidates_) {
+    keep_evidence_locked(call.context);
+    for (const LaunchRecord& r : pending_) {
       if (r.graph && r.graph_exec != 0) graph_execs.push_back(r.graph_exec);
     }
   }
@@ -210,44 +293,6 @@ void Tracker::record_launch_error(const LaunchEvent& launch, ApiDomain domain, i
   if (on_launch_error_) on_launch_error_(e, first);
 }
 
-namespace {
-
-std::string short_name(const LaunchRecord& r) {
-  return r.kernel != nullptr ? short_kernel_name(demangle(r.kernel)) : std::string();
-}
-
-// The function a device message names, as short_name() gives kernels: PyTorch's asserts print __func__
-// ("nll_loss_forward_reduce_cuda_kernel_2d"), a plain assert() prints __PRETTY_FUNCTION__ ("void k(int *)", or
-// "void k<T>(T *) [with T = float]").
-std::string short_name(const DeviceMessage& m) {
-  std::string function = m.function;
-  if (size_t with = function.find(" [with "); with != std::string::npos) function.resize(with);
-  return short_kernel_name(function);
-}
-
-std::string hex(uintptr_t value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-  return text;
-}
-
-// Why one kernel node of a replay is the one that failed.
-std::string graph_reason(const LaunchRecord& node, const std::vector<LaunchRecord>& nodes, bool stream_breadcrumbs) {
-  size_t completed = std::count_if(nodes.begin(), nodes.end(), [](const LaunchRecord& n) {
-    return n.graph_state == GraphNodeState::completed;
-  });
-  std::string reason = "graph breadcrumbs: in the replay that failed, " + std::to_string(completed) + " of the graph's " +
-                       std::to_string(nodes.size()) + " kernel nodes completed, and node " +
-                       std::to_string(node.graph_node) +
-                       " is the only one left that did not while every kernel node it waits for did";
-  reason += stream_breadcrumbs ? "; the stream breadcrumbs show every earlier launch on stream " + hex(node.stream) +
-                                     " completed and no other stream had work outstanding"
-                               : "; no other launch was outstanding";
-  return reason;
-}
-
-}  // namespace
-
 std::vector<LaunchRecord> Tracker::replayed_nodes(const LaunchRecord& launch) const {
   auto it = graph_nodes_.find(launch.graph_exec);
   if (launch.graph_exec == 0 || it == graph_nodes_.end()) return {};
@@ -269,133 +314,6 @@ std::vector<LaunchRecord> Tracker::replayed_nodes(const LaunchRecord& launch) co
   return nodes;
 }
 
-void Tracker::expand_graph_candidates(Findings& f) const {
-  std::vector<LaunchRecord> candidates;
-  for (const LaunchRecord& r : f.candidates) {
-    std::vector<LaunchRecord> nodes = r.graph ? replayed_nodes(r) : std::vector<LaunchRecord>{};
-    if (nodes.empty()) {
-      candidates.push_back(r);
-      continue;
-    }
-    // Newest first, as the candidates are: the nodes not known to have completed, the last made first.
-    for (auto it = nodes.rbegin(); it != nodes.rend() && candidates.size() < kMaxCandidates; ++it) {
-      if (it->graph_state != GraphNodeState::completed) candidates.push_back(*it);
-    }
-  }
-  if (candidates.size() > kMaxCandidates) candidates.resize(kMaxCandidates);
-  f.candidates = std::move(candidates);
-  if (f.culprit && f.culprit->graph_node != 0) f.culprit_graph = replayed_nodes(*f.culprit);
-}
-
-// Narrows the candidates to the culprit: per stream, the breadcrumbs say which launches completed, so only the
-// first launch not known complete on each stream can have failed; one such launch is exact; among several, the
-// device's assertion names the function that failed (likely); otherwise the window remains.
-void Tracker::decide_culprit(Findings& f) const {
-  f.culprit.reset();
-  f.culprit_message.reset();
-  if (f.candidates.empty()) {
-    f.confidence = "window";
-    f.reason = "no recorded launch was pending: the failing kernel was launched before firstassert started";
-    return;
-  }
-  std::map<uint64_t, std::vector<LaunchRecord>> by_stream;  // oldest first within a stream
-  for (auto it = f.candidates.rbegin(); it != f.candidates.rend(); ++it)
-    by_stream[stream_key(it->stream, it->per_thread_default_stream, it->thread)].push_back(*it);
-  std::vector<LaunchRecord> open;  // launches that can have failed
-  bool breadcrumbs = false;
-  bool unfinished_by_breadcrumbs = false;  // a launch that did not return the error is shown unfinished
-  for (const auto& [key, launches] : by_stream) {
-    std::optional<uint64_t> completed_before = probe_ ? probe_(key) : std::nullopt;
-    if (!completed_before) {
-      open.insert(open.end(), launches.begin(), launches.end());
-      continue;
-    }
-    breadcrumbs = true;
-    auto first_open = std::find_if(launches.begin(), launches.end(),
-                                   [&](const LaunchRecord& r) { return r.seq >= *completed_before; });
-    if (first_open == launches.end()) continue;  // everything on this stream completed
-    open.push_back(*first_open);
-    unfinished_by_breadcrumbs |= first_open->returned == 0;
-  }
-  // A graph launch left open is the kernel nodes of its replay that can have failed, when its breadcrumbs say.
-  std::vector<LaunchRecord> expanded;
-  for (const LaunchRecord& r : open) {
-    size_t before = expanded.size();
-    if (r.graph) {
-      for (const LaunchRecord& node : replayed_nodes(r)) {
-        if (node.graph_open) expanded.push_back(node);
-      }
-    }
-    if (expanded.size() == before) expanded.push_back(r);
-  }
-  open = std::move(expanded);
-  // A launch that returned the sticky error itself ran to the fault only if nothing else was left running: had
-  // it blocked until its kernel finished, every earlier launch would have finished and left its breadcrumb.
-  if (unfinished_by_breadcrumbs) std::erase_if(open, [](const LaunchRecord& r) { return r.returned != 0; });
-  std::set<uint64_t> streams_with_work;
-  for (const LaunchRecord& r : open) streams_with_work.insert(stream_key(r.stream, r.per_thread_default_stream, r.thread));
-  // Newest first; the nodes of one replay by their number, the last made first.
-  std::sort(open.begin(), open.end(), [](const LaunchRecord& a, const LaunchRecord& b) {
-    return a.seq != b.seq ? a.seq > b.seq : a.graph_node > b.graph_node;
-  });
-
-  // The device's own words: which open launches run the function its assertion names.
-  std::vector<const LaunchRecord*> named;
-  const DeviceMessage* message = nullptr;
-  for (const DeviceMessage& m : f.device_messages) {
-    for (const LaunchRecord& r : open) {
-      if (r.kernel != nullptr && short_name(r) == short_name(m)) named.push_back(&r);
-    }
-    if (!named.empty()) {
-      message = &m;
-      break;
-    }
-  }
-
-  if (open.empty()) {
-    f.culprit = f.candidates.front();
-    f.confidence = "window";
-    f.reason = "the stream breadcrumbs show every pending launch completed; the failing work was not a recorded launch";
-  } else if (open.size() == 1 && open.front().returned != 0) {
-    f.culprit = open.front();
-    f.confidence = "exact";
-    f.reason = std::string("this launch returned ") + error_name(f.primary.domain, open.front().returned) +
-               " itself: it ran to the fault before returning (as under CUDA_LAUNCH_BLOCKING=1), and " +
-               (breadcrumbs ? "the stream breadcrumbs show every earlier launch completed"
-                            : "no earlier launch was outstanding");
-  } else if (open.size() == 1 && open.front().graph_node != 0) {
-    f.culprit = open.front();
-    f.confidence = "exact";
-    f.reason = graph_reason(open.front(), replayed_nodes(open.front()), breadcrumbs);
-  } else if (open.size() == 1) {
-    f.culprit = open.front();
-    f.confidence = "exact";
-    f.reason = breadcrumbs
-                   ? "stream breadcrumbs: every earlier launch on stream " + hex(open.front().stream) +
-                         " completed and this one did not, and no other stream had work outstanding"
-                   : "the only launch not yet seen to complete when " + f.primary.api + " reported the error";
-  } else if (!named.empty()) {
-    f.culprit = *named.back();  // the oldest open launch of the named function
-    f.confidence = "likely";
-    f.reason = std::to_string(open.size()) + " launches on " + std::to_string(streams_with_work.size()) +
-               " streams could have failed; the device's assertion names " + short_name(*message) +
-               (named.size() == 1 ? ", which only this one runs" : ", and this is the oldest of them");
-  } else {
-    f.culprit = open.front();
-    f.confidence = "window";
-    f.reason = std::to_string(open.size()) + " launches had not been seen to complete when " + f.primary.api +
-               " reported the error; the failing kernel is among them (the newest is named)";
-  }
-  if (f.culprit) {
-    for (const DeviceMessage& m : f.device_messages) {
-      if (f.culprit->kernel != nullptr && short_name(*f.culprit) == short_name(m)) {
-        f.culprit_message = m;
-        break;
-      }
-    }
-  }
-}
-
 bool Tracker::has_findings() const {
   if (has_primary()) return true;
   std::lock_guard lock(mutex_);
@@ -411,18 +329,31 @@ Findings Tracker::findings() const {
   {
     std::lock_guard lock(mutex_);
     f.has_primary = primary_seen_.load(std::memory_order_acquire);
-    if (f.has_primary) {
-      f.primary = primary_;
-      f.candidates = candidates_;
-    }
+    if (f.has_primary) f.primary = primary_;
     f.secondary_count = secondary_count_;
     f.secondary = secondary_;
     f.other_errors = other_errors_;
     f.launch_errors = launch_errors_;
   }
   if (f.has_primary) {
-    decide_culprit(f);
-    expand_graph_candidates(f);
+    Decision d = decide_culprit(evidence());
+    f.candidates_total = d.candidates.size();
+    if (d.candidates.size() > kMaxCandidates) d.candidates.resize(kMaxCandidates);
+    f.candidates = std::move(d.candidates);
+    f.culprit = std::move(d.culprit);
+    f.confidence = d.confidence;
+    f.reason = std::move(d.reason);
+    if (f.culprit) {
+      if (f.primary.code == 710) {
+        for (const DeviceMessage& m : f.device_messages) {
+          if (fits_message(*f.culprit, m)) {
+            f.culprit_message = m;
+            break;
+          }
+        }
+      }
+      if (f.culprit->graph_node != 0) f.culprit_graph = replayed_nodes(*f.culprit);
+    }
   } else if (!f.launch_errors.empty()) {
     // No sticky error, but a launch the API refused: that launch is the first error, known exactly.
     const LaunchError& e = f.launch_errors.front();

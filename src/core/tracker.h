@@ -1,6 +1,7 @@
-// The core of firstassert, fed by the event sources (CUPTI today, interposition later) through two calls: a launch
-// that was queued, and the result of an API call. It keeps the launch ring, tells the primary error (the first
-// sticky one) from the secondary ones, and names the candidate launches. It knows nothing of CUPTI or dlsym.
+// The core of firstassert, fed by the event sources (the CUPTI subscriber and the interposition hooks) through two
+// calls: a launch that was queued, and the result of an API call. It keeps the launch ring, tells the primary error
+// (the first sticky one) from the secondary ones, keeps what the syncs proved, and hands the evidence to the culprit
+// decision (culprit_decision.h). It knows nothing of CUPTI or dlsym.
 #pragma once
 
 #include <atomic>
@@ -14,6 +15,7 @@
 
 #include "clock.h"
 #include "cuda_errors.h"
+#include "culprit_decision.h"
 #include "device_messages.h"
 #include "launch_record.h"
 #include "launch_ring.h"
@@ -33,6 +35,7 @@ enum class CallKind : uint8_t {
   blocking_copy,  // completes earlier work of the default stream (`stream`)
   begin_capture,  // launches into `stream` become graph nodes until end_capture
   end_capture,
+  destroy_stream,  // `stream` ends: a handle made again later is another stream
 };
 
 struct ApiCall {
@@ -78,9 +81,10 @@ struct LaunchError {
 struct Findings {
   bool has_primary = false;              // a sticky error was seen
   PrimaryError primary;
-  std::vector<LaunchRecord> candidates;  // launches not seen to complete when it was, newest first
+  std::vector<LaunchRecord> candidates;  // the launches that can have failed (the first kMaxCandidates), newest first
+  size_t candidates_total = 0;           // how many there are
   std::optional<LaunchRecord> culprit;   // the one named, with how sure we are and why
-  const char* confidence = "window";     // exact, likely or window
+  const char* confidence = "unknown";    // exact, likely, window or unknown (culprit_decision.h)
   std::string reason;
   std::optional<DeviceMessage> culprit_message;  // the device's assertion line that matches the culprit
   std::vector<DeviceMessage> device_messages;
@@ -107,8 +111,8 @@ class Tracker {
   using SecondaryHook = std::function<void(uint64_t count)>;
   // A refused launch; first is true the first time this (kernel, code) pair is seen.
   using LaunchErrorHook = std::function<void(const LaunchError&, bool first)>;
-  // Launches on a stream with a seq below the result have completed (stream breadcrumbs); nullopt: unknown.
-  using CompletionProbe = std::function<std::optional<uint64_t>(uint64_t stream_key)>;
+  // What the stream breadcrumbs say now; nullopt when they are off.
+  using ProgressProbe = std::function<std::optional<StreamProgressView>()>;
   // The kernel nodes of an executable graph, with what their graph breadcrumbs say (GraphTable::nodes_of); empty
   // when it is not known.
   using GraphProbe = std::function<std::vector<LaunchRecord>(uintptr_t exec)>;
@@ -120,7 +124,7 @@ class Tracker {
   // Called on the thread that saw each secondary error, outside the tracker's locks.
   void on_secondary(SecondaryHook hook) { on_secondary_ = std::move(hook); }
   void on_launch_error(LaunchErrorHook hook) { on_launch_error_ = std::move(hook); }
-  void set_completion_probe(CompletionProbe probe) { probe_ = std::move(probe); }
+  void set_progress_probe(ProgressProbe probe) { probe_ = std::move(probe); }
   void set_graph_probe(GraphProbe probe) { graph_probe_ = std::move(probe); }
 
   // The stable copy of a kernel name, as launch records hold them.
@@ -145,6 +149,9 @@ class Tracker {
   void record_call(const ApiCall& call);
   // A launch the API refused at once (its call is recorded by record_call as well).
   void record_launch_error(const LaunchEvent& launch, ApiDomain domain, int code);
+  // A stream ended when `at` launches had been recorded (destroyed, or a thread's own stream with its thread): a
+  // handle made again later is another stream.
+  void stream_ended(uint64_t key, uint64_t at);
 
   // Whether the stream (stream_key) is being captured into a graph. Lock-free.
   bool capturing_stream(uint64_t key) const {
@@ -174,23 +181,24 @@ class Tracker {
   std::vector<LaunchRecord> records() const;  // the ring's complete records, oldest first, with wall times
   struct StreamMark {
     uint64_t key;
+    uint64_t since;             // the stream's generation began with this launch number
     uint64_t completed_before;  // launches on the stream with seq below this have completed
   };
-  static void raise_mark(std::vector<StreamMark>& marks, uint64_t key, uint64_t upto);
+  void raise_mark(std::vector<StreamMark>& marks, uint64_t key, uint64_t upto);
   static bool proven_complete(const std::vector<StreamMark>& marks, uint64_t key, uint64_t seq);
+  uint64_t generation_start_locked(uint64_t key) const;
   void count_error(std::vector<ErrorSite>& sites, const ApiCall& call, int64_t now);
-  std::vector<LaunchRecord> candidates_locked(uintptr_t context) const;
-  void decide_culprit(Findings& f) const;
+  void keep_evidence_locked(uintptr_t context);
+  Evidence evidence() const;
   // A graph launch's kernel nodes as that replay ran them (seen when the primary error was); empty: unknown.
   std::vector<LaunchRecord> replayed_nodes(const LaunchRecord& graph_launch) const;
-  void expand_graph_candidates(Findings& f) const;
 
   LaunchRing ring_;
   NameTable names_{65536};  // distinct kernel (and API) names; beyond, new names read as NameTable::kTableFull
   PrimaryHook on_primary_;
   SecondaryHook on_secondary_;
   LaunchErrorHook on_launch_error_;
-  CompletionProbe probe_;
+  ProgressProbe probe_;
   GraphProbe graph_probe_;
 
   bool capturing(uint64_t key) const;
@@ -207,8 +215,14 @@ class Tracker {
   mutable std::mutex mutex_;  // the error and sync paths only, never a launch
   std::vector<StreamMark> stream_marks_;  // streams proven complete up to a seq
   std::vector<StreamMark> context_marks_;  // whole contexts (device syncs), keyed by context
+  std::vector<StreamEnd> stream_ends_;     // the latest ends, bounded
+  uint64_t stream_ends_forgotten_below_ = 0;  // ends before this may have been dropped from stream_ends_
   PrimaryError primary_;
-  std::vector<LaunchRecord> candidates_;
+  // What the ring and the syncs said when the primary error was seen (Evidence's fields of the same names).
+  std::vector<LaunchRecord> pending_;
+  uint64_t horizon_ = 0;
+  std::vector<uint64_t> missing_;
+  uint64_t synced_before_ = 0;
   // The kernel nodes of the executable graphs launched among the candidates, read when the primary error was seen
   // (the slots are final then, and the executable graph may be destroyed later), keyed by the executable graph.
   std::map<uintptr_t, std::vector<LaunchRecord>> graph_nodes_;

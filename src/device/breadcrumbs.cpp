@@ -1,16 +1,38 @@
 #include "breadcrumbs.h"
 
 #include <cstdio>
-#include <functional>
 
+#include "core/clock.h"
 #include "core/log.h"
+#include "core/stream_key.h"
 
 namespace firstassert {
 namespace {
 
 constexpr size_t kSlotsPerPage = 512;  // one 4 KiB pinned page
 
-size_t home(uint64_t key) { return std::hash<uint64_t>{}(key) % Breadcrumbs::kMaxStreams; }
+// One word for a (stream, thread) pair, compared in one load on the launch path (never 0: 0 marks a free slot).
+uint64_t identity(uint64_t stream_key, int32_t thread) {
+  uint64_t x = stream_key * 0x9e3779b97f4a7c15ull ^ (static_cast<uint64_t>(static_cast<uint32_t>(thread)) + 1) *
+                                                       0xc2b2ae3d27d4eb4full;
+  x ^= x >> 31;
+  return x | 1;
+}
+
+size_t home(uint64_t ident) { return (ident >> 7) % (2 * Breadcrumbs::kMaxSlots); }
+
+bool context_lost(CUresult r) {
+  return r == CUDA_ERROR_ASSERT || r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_FAILED;
+}
+
+// A thread that made launches gives its slots back when it ends (a thread_local's destructor runs then).
+struct ThreadEnd {
+  Breadcrumbs* owner = nullptr;
+  ~ThreadEnd() {
+    if (owner != nullptr) owner->thread_ended(current_thread_id());
+  }
+};
+thread_local ThreadEnd thread_end;
 
 }  // namespace
 
@@ -18,19 +40,62 @@ void Breadcrumbs::disable(const char* why) {
   if (enabled_.exchange(false)) say("stream breadcrumbs are off: %s", why);
 }
 
-Breadcrumbs::Slot* Breadcrumbs::find(uint64_t stream_key) const {
-  for (size_t i = 0, at = home(stream_key); i < kMaxStreams; ++i, at = (at + 1) % kMaxStreams) {
-    uint64_t key = slots_[at].key.load(std::memory_order_acquire);
-    if (key == stream_key + 1) return const_cast<Slot*>(&slots_[at]);
-    if (key == 0) return nullptr;
+Breadcrumbs::Slot* Breadcrumbs::find(uint64_t ident) const {
+  for (size_t i = 0, at = home(ident); i < kIndexSize; ++i, at = (at + 1) % kIndexSize) {
+    uint32_t entry = index_[at].load(std::memory_order_acquire);
+    if (entry == 0) return nullptr;
+    if (entry == kTombstone) continue;
+    Slot* slot = const_cast<Slot*>(&slots_[entry - 1]);
+    if (slot->ident.load(std::memory_order_acquire) == ident) return slot;
   }
   return nullptr;
 }
 
-Breadcrumbs::Slot* Breadcrumbs::slot_for(uint64_t stream_key) {
-  if (Slot* slot = find(stream_key)) return slot;
-  std::lock_guard lock(grow_mutex_);
-  if (Slot* slot = find(stream_key)) return slot;
+void Breadcrumbs::insert_locked(uint32_t index, uint64_t ident) {
+  for (size_t i = 0, at = home(ident); i < kIndexSize; ++i, at = (at + 1) % kIndexSize) {
+    uint32_t entry = index_[at].load(std::memory_order_relaxed);
+    if (entry != 0 && entry != kTombstone) continue;
+    if (entry == kTombstone) --tombstones_;
+    index_[at].store(index + 1, std::memory_order_release);
+    return;
+  }
+}
+
+void Breadcrumbs::remove_locked(uint64_t ident) {
+  for (size_t i = 0, at = home(ident); i < kIndexSize; ++i, at = (at + 1) % kIndexSize) {
+    uint32_t entry = index_[at].load(std::memory_order_relaxed);
+    if (entry == 0) return;
+    if (entry != kTombstone && slots_[entry - 1].ident.load(std::memory_order_relaxed) == ident) {
+      index_[at].store(kTombstone, std::memory_order_release);
+      ++tombstones_;
+      return;
+    }
+  }
+}
+
+// Lookups that miss while the index is rebuilt fall to slot_for's locked path, which finds the slot again.
+void Breadcrumbs::rebuild_index_locked() {
+  for (auto& entry : index_) entry.store(0, std::memory_order_release);
+  tombstones_ = 0;
+  for (size_t i = 0; i < slots_used_; ++i) {
+    const Slot& slot = slots_[i];
+    if (!slot.given_back && slot.ident.load(std::memory_order_relaxed) != 0)
+      insert_locked(static_cast<uint32_t>(i), slot.ident.load(std::memory_order_relaxed));
+  }
+}
+
+// A slot with host memory: one given back whose writes all ran, else a new one.
+Breadcrumbs::Slot* Breadcrumbs::take_slot_locked() {
+  for (size_t i = 0; i < slots_used_; ++i) {
+    Slot& slot = slots_[i];
+    if (slot.ident.load(std::memory_order_relaxed) == 0) return &slot;
+    if (slot.given_back && drained(slot)) {
+      recycled_below_ = std::max(recycled_below_, slot.last_launched.load(std::memory_order_relaxed));
+      slot.ident.store(0, std::memory_order_release);
+      return &slot;
+    }
+  }
+  if (slots_used_ == kMaxSlots) return nullptr;
   const DriverCalls* calls = driver_calls();
   if (calls == nullptr || calls->mem_host_alloc == nullptr || calls->mem_host_get_device_pointer == nullptr) {
     disable("the driver offers no cuMemHostAlloc");
@@ -40,9 +105,7 @@ Breadcrumbs::Slot* Breadcrumbs::slot_for(uint64_t stream_key) {
     void* page = nullptr;
     CUdeviceptr device = 0;
     CUresult r = map_host_memory(*calls, kSlotsPerPage * sizeof(uint64_t), &page, &device);
-    if (r == CUDA_ERROR_ASSERT || r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_FAILED) {
-      return nullptr;  // the context is already lost: nothing more to follow, nothing to say
-    }
+    if (context_lost(r)) return nullptr;  // nothing more to follow, nothing to say
     if (r != CUDA_SUCCESS) {
       char why[160];
       std::snprintf(why, sizeof why, "no host-mapped memory for them (cuMemHostAlloc/cuMemHostGetDevicePointer: %d)",
@@ -54,39 +117,103 @@ Breadcrumbs::Slot* Breadcrumbs::slot_for(uint64_t stream_key) {
     page_device_ = device;
     page_used_ = 0;
   }
-  for (size_t i = 0, at = home(stream_key); i < kMaxStreams; ++i, at = (at + 1) % kMaxStreams) {
-    Slot& slot = slots_[at];
-    if (slot.key.load(std::memory_order_relaxed) != 0) continue;
-    slot.host = page_ + page_used_;
-    slot.device = page_device_ + page_used_ * sizeof(uint64_t);
-    *slot.host = 0;
-    ++page_used_;
-    slot.key.store(stream_key + 1, std::memory_order_release);
-    return &slot;
-  }
-  disable("more streams than it can follow");
-  return nullptr;
+  Slot& slot = slots_[slots_used_++];
+  slot.host = page_ + page_used_;
+  slot.device = page_device_ + page_used_ * sizeof(uint64_t);
+  ++page_used_;
+  return &slot;
 }
 
-void Breadcrumbs::after_launch(uint64_t stream_key, CUstream stream, uint64_t seq) {
-  if (!enabled()) return;
-  Slot* slot = slot_for(stream_key);
+Breadcrumbs::Slot* Breadcrumbs::slot_for(uint64_t stream_key, int32_t thread) {
+  uint64_t ident = identity(stream_key, thread);
+  if (Slot* slot = find(ident)) return slot;
+  std::lock_guard lock(mutex_);
+  if (Slot* slot = find(ident)) return slot;
+  if (!enabled()) return nullptr;
+  Slot* slot = take_slot_locked();
+  if (slot == nullptr) {
+    if (enabled() && slots_used_ == kMaxSlots) {
+      char why[160];
+      std::snprintf(why, sizeof why, "more than %zu (stream, launching thread) pairs had work outstanding at once",
+                    kMaxSlots);
+      disable(why);
+    }
+    return nullptr;
+  }
+  if (tombstones_ > kIndexSize / 4) rebuild_index_locked();
+  slot->stream_key = stream_key;
+  slot->thread = thread;
+  slot->given_back = false;
+  slot->ended_at = StreamProgress::kLive;
+  slot->born_at = launch_count_ != nullptr ? launch_count_() : 0;
+  slot->last_launched.store(0, std::memory_order_relaxed);
+  *slot->host = 0;
+  slot->ident.store(ident, std::memory_order_release);
+  insert_locked(static_cast<uint32_t>(slot - slots_), ident);
+  if (thread == current_thread_id() && thread_end.owner == nullptr) {
+    thread_end.owner = this;  // first use constructs the thread_local, whose destructor runs when the thread ends
+  }
+  return slot;
+}
+
+void Breadcrumbs::after_launch(uint64_t stream_key, int32_t thread, CUstream stream, uint64_t seq, bool write) {
+  if (!enabled() || !write) return;
+  Slot* slot = slot_for(stream_key, thread);
   if (slot == nullptr) return;
   const DriverCalls* calls = driver_calls();
   if (calls->stream_write_value64 == nullptr) {
     disable("the driver offers no cuStreamWriteValue64");
     return;
   }
-  // seq + 1: a slot still 0 means nothing on the stream completed since breadcrumbs began.
+  slot->last_launched.store(seq + 1, std::memory_order_relaxed);
+  // seq + 1: a slot still 0 means nothing the pair launched completed yet.
   CUresult r = calls->stream_write_value64(stream, slot->device, seq + 1, 0);
-  if (r != CUDA_SUCCESS && r != CUDA_ERROR_ASSERT && r != CUDA_ERROR_ILLEGAL_ADDRESS && r != CUDA_ERROR_LAUNCH_FAILED)
-    disable("cuStreamWriteValue64 failed on this device");
+  if (r != CUDA_SUCCESS && !context_lost(r)) disable("cuStreamWriteValue64 failed on this device");
 }
 
-std::optional<uint64_t> Breadcrumbs::completed_before(uint64_t stream_key) const {
-  const Slot* slot = find(stream_key);
-  if (slot == nullptr) return std::nullopt;
-  return *slot->host;  // seq + 1 of the last launch that completed
+void Breadcrumbs::give_back_locked(Slot& slot, uint64_t ended_at) {
+  if (!slot.given_back) remove_locked(slot.ident.load(std::memory_order_relaxed));
+  slot.given_back = true;
+  if (ended_at != StreamProgress::kLive && slot.ended_at == StreamProgress::kLive) slot.ended_at = ended_at;
+}
+
+void Breadcrumbs::stream_destroyed(uint64_t stream_key, uint64_t launches) {
+  std::lock_guard lock(mutex_);
+  for (size_t i = 0; i < slots_used_; ++i) {
+    Slot& slot = slots_[i];
+    if (slot.ident.load(std::memory_order_relaxed) != 0 && slot.stream_key == stream_key &&
+        slot.ended_at == StreamProgress::kLive)
+      give_back_locked(slot, launches);
+  }
+}
+
+void Breadcrumbs::thread_ended(int32_t thread) {
+  std::lock_guard lock(mutex_);
+  // Every launch the thread made was numbered before it ended.
+  uint64_t launches = launch_count_ != nullptr ? launch_count_() : StreamProgress::kLive;
+  for (size_t i = 0; i < slots_used_; ++i) {
+    Slot& slot = slots_[i];
+    if (slot.ident.load(std::memory_order_relaxed) == 0 || slot.thread != thread || slot.given_back) continue;
+    // The thread's own default stream ends with it; a shared stream lives on for other threads.
+    bool own_stream = (slot.stream_key & 0xffffffffu) == kPerThreadStreamHandle;
+    give_back_locked(slot, own_stream ? launches : StreamProgress::kLive);
+    if (own_stream && stream_end_ != nullptr && launches != StreamProgress::kLive) stream_end_(slot.stream_key, launches);
+  }
+}
+
+std::optional<StreamProgressView> Breadcrumbs::progress() const {
+  if (!enabled()) return std::nullopt;
+  std::lock_guard lock(mutex_);
+  StreamProgressView view;
+  view.unlisted_complete_before = recycled_below_;
+  for (size_t i = 0; i < slots_used_; ++i) {
+    const Slot& slot = slots_[i];
+    if (slot.ident.load(std::memory_order_relaxed) == 0) continue;
+    view.pairs.push_back({slot.stream_key, slot.thread, *slot.host, slot.last_launched.load(std::memory_order_relaxed),
+                          slot.born_at, slot.ended_at});
+  }
+  if (!enabled()) return std::nullopt;  // turned off meanwhile: what the slots say may be stale
+  return view;
 }
 
 }  // namespace firstassert

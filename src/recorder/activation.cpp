@@ -183,8 +183,9 @@ void bring_up(ActivatedBy by) {
   shim->tracker.set_graph_probe([](uintptr_t exec) { return shim->graphs.nodes_of(exec); });
   if (config.breadcrumbs) {
     uses.breadcrumbs = &shim->breadcrumbs;
-    shim->tracker.set_completion_probe(
-        [](uint64_t stream_key) { return shim->breadcrumbs.completed_before(stream_key); });
+    shim->breadcrumbs.set_launch_count([] { return shim->tracker.launch_count(); });
+    shim->breadcrumbs.on_stream_end([](uint64_t key, uint64_t at) { shim->tracker.stream_ended(key, at); });
+    shim->tracker.set_progress_probe([] { return shim->breadcrumbs.progress(); });
   }
 
   source::start(uses);

@@ -1,6 +1,6 @@
 // The CUDA calls firstassert gives a meaning to, one table per domain: the launches (with how to read their
-// *_params struct), and the stream calls: those that prove earlier work complete when they succeed, and those that
-// start and end a stream capture (launches into a capturing stream are graph nodes, not launches). Every other call
+// *_params struct), and the stream calls: those that prove earlier work complete when they succeed, those that
+// destroy a stream, and those that start and end a stream capture (launches into a capturing stream are graph nodes, not launches). Every other call
 // is only checked for an error at EXIT. Callback ids and params structs are CUPTI's own (cupti.h, generated_*_meta.h).
 #pragma once
 
@@ -76,7 +76,8 @@ struct NoParams {};
     true, read_stream_field)                                                                                  \
   X(cudaStreamEndCapture_v10000, cudaStreamEndCapture_v10000_params, end_capture, false, read_stream_field)    \
   X(cudaStreamEndCapture_ptsz_v10000, cudaStreamEndCapture_ptsz_v10000_params, end_capture, true,              \
-    read_stream_field)
+    read_stream_field)                                                                                        \
+  X(cudaStreamDestroy_v5050, cudaStreamDestroy_v5050_params, destroy_stream, false, read_stream_field)
 
 #define FIRSTASSERT_DRIVER_STREAM_CALLS(X)                                                                     \
   X(cuCtxSynchronize, NoParams, sync_device, false, no_stream)                                                    \
@@ -97,7 +98,8 @@ struct NoParams {};
   X(cuStreamBeginCaptureToGraph_ptsz, cuStreamBeginCaptureToGraph_ptsz_params, begin_capture, true,           \
     read_hstream_field)                                                                                       \
   X(cuStreamEndCapture, cuStreamEndCapture_params, end_capture, false, read_hstream_field)                    \
-  X(cuStreamEndCapture_ptsz, cuStreamEndCapture_ptsz_params, end_capture, true, read_hstream_field)
+  X(cuStreamEndCapture_ptsz, cuStreamEndCapture_ptsz_params, end_capture, true, read_hstream_field)          \
+  X(cuStreamDestroy_v2, cuStreamDestroy_v2_params, destroy_stream, false, read_hstream_field)
 
 // What a CUDA graph call that succeeded means for the graph records (core/graph_table).
 enum class GraphCallKind : uint8_t { instantiate, update, clone, destroy_graph, destroy_exec, add_kernel_node };

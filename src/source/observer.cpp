@@ -256,10 +256,11 @@ void after_launch(const LaunchEvent& launch, uint64_t seq) {
   bool forced = recording.sync != nullptr && recording.sync->active() && recording.sync->sync_after(seq, launch.kernel);
   // A launch synchronized right away needs no breadcrumb: the sync's own result says whether it completed (and the
   // write would be one more operation on the stream for every launch).
-  if (recording.breadcrumbs != nullptr && !forced) {
+  if (recording.breadcrumbs != nullptr) {
     OurCall guard;
-    uint64_t key = stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id());
-    recording.breadcrumbs->after_launch(key, reinterpret_cast<CUstream>(handle), seq);
+    int32_t thread = current_thread_id();
+    uint64_t key = stream_key(launch.stream, launch.per_thread_default_stream, thread);
+    recording.breadcrumbs->after_launch(key, thread, reinterpret_cast<CUstream>(handle), seq, !forced);
   }
   if (!forced) return;
   const DriverCalls* calls = driver_calls();
@@ -329,16 +330,20 @@ void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t c
   call.context = context;
   if (describe_stream_call(domain, cbid, site.params, call)) call.launches_at_entry = entered != nullptr ? *entered : 0;
   if (code != 0 || call.kind != CallKind::other) recording.tracker->record_call(call);
+  if (code == 0 && call.kind == CallKind::destroy_stream && recording.breadcrumbs != nullptr)
+    recording.breadcrumbs->stream_destroyed(stream_key(call.stream, call.per_thread_default_stream, current_thread_id()),
+                                            call.launches_at_entry);
 }
 
 uint64_t call_entered(const CallSite& site) {
   if (!call_needs_entering(site.domain, site.cbid)) return 0;
   LaunchEvent launch;
   if (describe_launch(site.domain, site.cbid, site.params, launch)) {
-    uint64_t key = stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id());
+    int32_t thread = current_thread_id();
+    uint64_t key = stream_key(launch.stream, launch.per_thread_default_stream, thread);
     if (recording.breadcrumbs != nullptr) {
       OurCall guard;
-      recording.breadcrumbs->before_launch(key);
+      recording.breadcrumbs->before_launch(key, thread);
     }
     // A replay starts with its kernel nodes' slots cleared (not inside a capture: the clear would join the graph).
     if (launch.graph && recording.graphs != nullptr && !recording.tracker->capturing_stream(key)) {

@@ -50,6 +50,8 @@
     false, (cudaStream_t stream), (stream))                                                                          \
   X(RUNTIME, cudaStreamQuery_ptsz_v7000, cudaStreamQuery_ptsz_v7000_params, cudaError_t, cudaStreamQuery_ptsz,      \
     "cudaStreamQuery", true, (cudaStream_t stream), (stream))                                                        \
+  X(RUNTIME, cudaStreamDestroy_v5050, cudaStreamDestroy_v5050_params, cudaError_t, cudaStreamDestroy,               \
+    "cudaStreamDestroy", false, (cudaStream_t stream), (stream))                                                     \
   X(RUNTIME, cudaEventSynchronize_v3020, cudaEventSynchronize_v3020_params, cudaError_t, cudaEventSynchronize,      \
     "cudaEventSynchronize", false, (cudaEvent_t event), (event))                                                     \
   X(RUNTIME, cudaEventQuery_v3020, cudaEventQuery_v3020_params, cudaError_t, cudaEventQuery, "cudaEventQuery",      \
@@ -130,6 +132,8 @@
     false, (CUstream hStream), (hStream))                                                                            \
   X(DRIVER, cuStreamQuery, cuStreamQuery_params, CUresult, cuStreamQuery, "cuStreamQuery", false, (CUstream hStream), \
     (hStream))                                                                                                       \
+  X(DRIVER, cuStreamDestroy_v2, cuStreamDestroy_v2_params, CUresult, cuStreamDestroy_v2, "cuStreamDestroy", false,  \
+    (CUstream hStream), (hStream))                                                                                   \
   X(DRIVER, cuEventSynchronize, cuEventSynchronize_params, CUresult, cuEventSynchronize, "cuEventSynchronize", false, \
     (CUevent hEvent), (hEvent))                                                                                      \
   X(DRIVER, cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_params, CUresult, cuMemcpyHtoD_v2, "cuMemcpyHtoD", false,              \

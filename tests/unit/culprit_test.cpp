@@ -70,13 +70,7 @@ class Culprit : public ::testing::Test {
   uint64_t launch_that_returned(int code, const char* kernel, uintptr_t stream);
 
   // Breadcrumbs: completed_before per stream key; streams absent from the map have none.
-  void breadcrumbs(std::map<uint64_t, uint64_t> marks) {
-    t.set_completion_probe([marks = std::move(marks)](uint64_t key) -> std::optional<uint64_t> {
-      auto it = marks.find(key);
-      if (it == marks.end()) return std::nullopt;
-      return it->second;
-    });
-  }
+  void breadcrumbs(std::map<uint64_t, uint64_t> marks) { test::breadcrumbs(t, std::move(marks)); }
 
   Tracker t{256};
 };
@@ -387,30 +381,6 @@ TEST_F(Culprit, GraphLaunchesAreCandidatesButNeverNamed) {
   EXPECT_EQ(f.culprit->seq, 2u);
   EXPECT_STREQ(f.confidence, "window");
   EXPECT_FALSE(f.culprit_message.has_value());
-}
-
-// The probe is asked per stream as the tracker keys them: the handle for an ordinary stream, the thread's own key
-// for a per-thread default stream. A probe that knows nothing leaves the window as it was.
-TEST_F(Culprit, ProbeIsAskedOncePerStreamKey) {
-  std::multiset<uint64_t> asked;
-  t.set_completion_probe([&](uint64_t key) -> std::optional<uint64_t> {
-    asked.insert(key);
-    return std::nullopt;
-  });
-  launch(kQuiet, kStreamA);
-  launch(kQuiet, kStreamA);
-  launch(kQuiet, kStreamB);
-  LaunchEvent ptds;
-  ptds.kernel = kQuiet;
-  ptds.per_thread_default_stream = true;
-  t.record_launch(ptds);
-  fault();
-  asked.clear();  // the on-primary path may have asked already
-  Findings f = t.findings();
-  uint64_t own = kPerThreadStreamHandle | (static_cast<uint64_t>(static_cast<uint32_t>(current_thread_id())) << 32);
-  EXPECT_EQ(asked, (std::multiset<uint64_t>{kStreamA, kStreamB, own}));
-  EXPECT_STREQ(f.confidence, "window");
-  EXPECT_EQ(f.culprit->seq, 3u);
 }
 
 // ---- Refused launches -------------------------------------------------------------------------------------------

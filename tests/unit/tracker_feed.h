@@ -3,6 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <utility>
 
 #include "core/tracker.h"
 
@@ -38,6 +42,23 @@ inline ApiCall call_of(const char* api, int code, CallKind kind, uintptr_t strea
   c.kind = kind;
   c.stream = stream;
   return c;
+}
+
+// Stream breadcrumbs as the tracker reads them: completed_before per stream key, for every thread that launched onto
+// that stream (each thread's last launch there read from the ring when the probe is asked). Streams absent from the
+// map have no breadcrumb.
+inline void breadcrumbs(Tracker& t, std::map<uint64_t, uint64_t> completed_before) {
+  t.set_progress_probe([&t, marks = std::move(completed_before)]() -> std::optional<StreamProgressView> {
+    std::map<std::pair<uint64_t, int32_t>, uint64_t> launched_before;
+    for (const LaunchRecord& r : t.ring().snapshot()) {
+      uint64_t key = stream_key(r.stream, r.per_thread_default_stream, r.thread);
+      if (marks.count(key) != 0) launched_before[{key, r.thread}] = r.seq + 1;
+    }
+    StreamProgressView view;
+    for (const auto& [pair, launched] : launched_before)
+      view.pairs.push_back({pair.first, pair.second, marks.at(pair.first), launched, 0, StreamProgress::kLive});
+    return view;
+  });
 }
 
 }  // namespace firstassert::test

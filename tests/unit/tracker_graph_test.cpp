@@ -119,13 +119,7 @@ class TrackerGraph : public ::testing::Test {
   }
 
   // Stream breadcrumbs: completed_before per stream key.
-  void breadcrumbs(std::map<uint64_t, uint64_t> marks) {
-    t.set_completion_probe([marks = std::move(marks)](uint64_t key) -> std::optional<uint64_t> {
-      auto it = marks.find(key);
-      if (it == marks.end()) return std::nullopt;
-      return it->second;
-    });
-  }
+  void breadcrumbs(std::map<uint64_t, uint64_t> marks) { test::breadcrumbs(t, std::move(marks)); }
 
   std::vector<uint32_t> words = std::vector<uint32_t>(GraphTable::kMaxNodes, 0);
   GraphTable table;

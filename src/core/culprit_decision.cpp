@@ -1,0 +1,326 @@
+#include "culprit_decision.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "demangle.h"
+#include "stream_key.h"
+
+namespace firstassert {
+namespace {
+
+std::string hex(uintptr_t value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+std::string plural(size_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string short_name(const LaunchRecord& r) {
+  return r.kernel != nullptr ? short_kernel_name(demangle(r.kernel)) : std::string();
+}
+
+// The function a device line names, as short_name() gives kernels: PyTorch's asserts print __func__
+// ("nll_loss_forward_reduce_cuda_kernel_2d"), a plain assert() prints __PRETTY_FUNCTION__ ("void k(int *)", or
+// "void k<T>(T *) [with T = float]").
+std::string short_name(const DeviceMessage& m) {
+  std::string function = m.function;
+  if (size_t with = function.find(" [with "); with != std::string::npos) function.resize(with);
+  return short_kernel_name(function);
+}
+
+// A line that names no kernel: the body of a lambda (PyTorch's elementwise kernels print operator()), Triton's
+// "unknown", a Windows build's missing function.
+bool names_no_kernel(const DeviceMessage& m) {
+  std::string name = short_name(m);
+  return name.empty() || name == "operator()" || name == "unknown" || name.find("lambda") != std::string::npos ||
+         m.has(kMessageNoFunction);
+}
+
+uint64_t key_of(const LaunchRecord& r) { return stream_key(r.stream, r.per_thread_default_stream, r.thread); }
+
+// A launch's stream and generation: the handle, and when that stream ended (StreamProgress::kLive: it lives).
+using Generation = std::pair<uint64_t, uint64_t>;
+using Chain = std::tuple<uint64_t, uint64_t, int32_t>;  // stream key, generation end, launching thread
+
+class Generations {
+ public:
+  explicit Generations(const Evidence& e) {
+    for (const StreamEnd& end : e.stream_ends) ends_[end.stream_key].insert(end.at);
+    if (e.progress) {
+      for (const StreamProgress& p : e.progress->pairs) {
+        if (p.ended_at != StreamProgress::kLive) ends_[p.stream_key].insert(p.ended_at);
+      }
+    }
+  }
+  // The end of the generation a launch numbered seq belongs to: the first end after it.
+  uint64_t end_of(uint64_t key, uint64_t seq) const {
+    auto it = ends_.find(key);
+    if (it == ends_.end()) return StreamProgress::kLive;
+    auto end = it->second.upper_bound(seq);
+    return end == it->second.end() ? StreamProgress::kLive : *end;
+  }
+  // The first launch number the generation can hold.
+  uint64_t start_of(uint64_t key, uint64_t end) const {
+    auto it = ends_.find(key);
+    if (it == ends_.end()) return 0;
+    auto at = it->second.lower_bound(end);
+    return at == it->second.begin() ? 0 : *std::prev(at);
+  }
+
+ private:
+  std::map<uint64_t, std::set<uint64_t>> ends_;
+};
+
+// Whether a launch numbered in [from, to) may have been lost: dropped from the ring and not proven by a device sync.
+bool lost_between(const Evidence& e, uint64_t from, uint64_t to) {
+  from = std::max(from, e.synced_before);
+  if (from >= to) return false;
+  if (from < e.horizon) return true;
+  auto it = std::lower_bound(e.missing.begin(), e.missing.end(), from);
+  return it != e.missing.end() && *it < to;
+}
+
+struct OpenSet {
+  std::vector<LaunchRecord> launches;  // can have failed
+  bool complete = true;                // every launch that can have failed is among them
+  bool by_breadcrumbs = false;
+  size_t streams = 0;                  // streams with a launch among them
+  std::string incomplete_why;
+};
+
+// The launches that can have failed, by the stream breadcrumbs: per (stream, thread), the first not known complete.
+OpenSet open_by_breadcrumbs(const Evidence& e) {
+  OpenSet open;
+  open.by_breadcrumbs = true;
+  Generations generations(e);
+  std::map<Generation, uint64_t> completed;  // per stream generation, the highest breadcrumb
+  std::map<Chain, const StreamProgress*> followed;
+  for (const StreamProgress& p : e.progress->pairs) {
+    uint64_t& c = completed[{p.stream_key, p.ended_at}];
+    c = std::max(c, p.completed_before);
+    followed[{p.stream_key, p.ended_at, p.thread}] = &p;
+  }
+  std::map<Chain, std::vector<const LaunchRecord*>> chains;  // oldest first
+  for (const LaunchRecord& r : e.pending) {
+    uint64_t key = key_of(r);
+    chains[{key, generations.end_of(key, r.seq), r.thread}].push_back(&r);
+  }
+  size_t lost_pairs = 0;
+  for (const auto& [chain, launches] : chains) {
+    const auto& [key, end, thread] = chain;
+    auto c = completed.find({key, end});
+    uint64_t before = c != completed.end() ? c->second : 0;
+    auto pair = followed.find(chain);
+    if (pair == followed.end()) {
+      // Not followed now: given back once all of it completed, or never followed (its stream's first launch came
+      // when the context was already lost). Launches of the second kind cannot be told apart: all are open.
+      for (const LaunchRecord* r : launches) {
+        if (r->seq >= before && r->seq >= e.progress->unlisted_complete_before) open.launches.push_back(*r);
+      }
+      continue;
+    }
+    const StreamProgress& p = *pair->second;
+    // Launches numbered before the pair was followed were another pair's (a thread id used again): that one was
+    // given back once they had all completed.
+    for (const LaunchRecord* r : launches) {
+      if (r->seq < p.born_at && r->seq >= before && r->seq >= e.progress->unlisted_complete_before)
+        open.launches.push_back(*r);
+    }
+    auto first = std::find_if(launches.begin(), launches.end(),
+                              [&](const LaunchRecord* r) { return r->seq >= before && r->seq >= p.born_at; });
+    uint64_t from = std::max({before, p.born_at, generations.start_of(key, end)});
+    uint64_t upto = first != launches.end() ? (*first)->seq : std::max(p.launched_before, from);
+    if (lost_between(e, from, upto)) ++lost_pairs;
+    if (first != launches.end()) open.launches.push_back(**first);
+  }
+  // Pairs with work outstanding and no launch left to show for it.
+  for (const StreamProgress& p : e.progress->pairs) {
+    if (chains.count({p.stream_key, p.ended_at, p.thread}) != 0) continue;
+    uint64_t before = completed[{p.stream_key, p.ended_at}];
+    uint64_t from = std::max({before, p.born_at, generations.start_of(p.stream_key, p.ended_at)});
+    if (p.launched_before > from && lost_between(e, from, p.launched_before)) ++lost_pairs;
+  }
+  if (lost_pairs > 0) {
+    open.complete = false;
+    open.incomplete_why = "the first unfinished launch of " + plural(lost_pairs, "stream", "streams") +
+                          " is no longer in the launch ring (it holds the last " + std::to_string(e.ring_capacity) +
+                          " launches; FIRSTASSERT_RING keeps more)";
+  }
+  return open;
+}
+
+// Without breadcrumbs: every launch not proven complete by a sync.
+OpenSet open_by_syncs(const Evidence& e) {
+  OpenSet open;
+  open.launches = e.pending;
+  if (lost_between(e, 0, e.launches)) {
+    open.complete = false;
+    open.incomplete_why = "launches the ring no longer holds were not proven complete by any sync (it holds the last " +
+                          std::to_string(e.ring_capacity) + " launches; FIRSTASSERT_RING keeps more)";
+  }
+  return open;
+}
+
+// A graph launch left open is the kernel nodes of its replay that can have failed, when its breadcrumbs say.
+void expand_graphs(const Evidence& e, std::vector<LaunchRecord>& open) {
+  std::vector<LaunchRecord> expanded;
+  for (const LaunchRecord& r : open) {
+    size_t before = expanded.size();
+    if (r.graph && e.replayed_nodes) {
+      for (const LaunchRecord& node : e.replayed_nodes(r)) {
+        if (node.graph_open) expanded.push_back(node);
+      }
+    }
+    if (expanded.size() == before) expanded.push_back(r);
+  }
+  open = std::move(expanded);
+}
+
+// Why one kernel node of a replay is the one that failed.
+std::string graph_reason(const LaunchRecord& node, const std::vector<LaunchRecord>& nodes, bool stream_breadcrumbs) {
+  size_t completed = std::count_if(nodes.begin(), nodes.end(), [](const LaunchRecord& n) {
+    return n.graph_state == GraphNodeState::completed;
+  });
+  std::string reason = "graph breadcrumbs: in the replay that failed, " + std::to_string(completed) + " of the graph's " +
+                       std::to_string(nodes.size()) + " kernel nodes completed, and node " +
+                       std::to_string(node.graph_node) +
+                       " is the only one left that did not while every kernel node it waits for did";
+  reason += stream_breadcrumbs ? "; the stream breadcrumbs show every earlier launch on stream " + hex(node.stream) +
+                                     " completed and no other stream had work outstanding"
+                               : "; no other launch was outstanding";
+  return reason;
+}
+
+bool newest_first(const LaunchRecord& a, const LaunchRecord& b) {
+  return a.seq != b.seq ? a.seq > b.seq : a.graph_node > b.graph_node;
+}
+
+std::string dims_text(const uint32_t (&d)[3]) {
+  return "[" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]) + "]";
+}
+
+}  // namespace
+
+bool fits_message(const LaunchRecord& launch, const DeviceMessage& m) {
+  if (launch.graph && launch.graph_node == 0) return true;  // a whole graph: any of its kernels may have printed it
+  if (!names_no_kernel(m) && (launch.kernel == nullptr || short_name(launch) != short_name(m))) return false;
+  if (m.dialect != DeviceDialect::cuda || m.has(kMessageGarbled)) return true;
+  const uint32_t grid[3] = {launch.grid.x, launch.grid.y, launch.grid.z};
+  const uint32_t block[3] = {launch.block.x, launch.block.y, launch.block.z};
+  for (int i = 0; i < 3; ++i) {
+    if (grid[i] != 0 && m.block[i] >= grid[i]) return false;
+    if (block[i] != 0 && m.thread[i] >= block[i]) return false;
+  }
+  return true;
+}
+
+Decision decide_culprit(const Evidence& e) {
+  Decision d;
+  OpenSet open = e.progress ? open_by_breadcrumbs(e) : open_by_syncs(e);
+  if (open.complete && e.generations_known_from > 0 &&
+      std::any_of(e.pending.begin(), e.pending.end(),
+                  [&](const LaunchRecord& r) { return r.seq < e.generations_known_from; })) {
+    open.complete = false;
+    open.incomplete_why = "too many streams were destroyed to tell every stream's launches apart";
+  }
+  expand_graphs(e, open.launches);
+  std::sort(open.launches.begin(), open.launches.end(), newest_first);
+  std::set<uint64_t> streams;
+  for (const LaunchRecord& r : open.launches) streams.insert(key_of(r));
+  open.streams = streams.size();
+
+  // The device's own words: which open launches can have printed its assertion lines.
+  std::vector<const LaunchRecord*> fitting;
+  const DeviceMessage* fitted = nullptr;
+  for (const DeviceMessage& m : e.messages) {
+    for (const LaunchRecord& r : open.launches) {
+      if (fits_message(r, m)) fitting.push_back(&r);
+    }
+    if (!fitting.empty()) {
+      fitted = &m;
+      break;
+    }
+  }
+  d.candidates = open.launches;
+
+  const size_t n = open.launches.size();
+  std::string set_words =
+      open.by_breadcrumbs
+          ? plural(n, "launch", "launches") + " (the first unfinished launch of each launching thread on " +
+                plural(open.streams, "stream", "streams") + ")"
+          : plural(n, "launch", "launches") + " not seen to complete when " + e.api + " reported " + e.error;
+  if (!open.complete) {
+    d.confidence = "unknown";
+    d.reason = "the failing launch cannot be named: " + open.incomplete_why;
+    if (n > 0) d.reason += "; " + set_words + " that may have failed are listed";
+    return d;
+  }
+  if (n == 0) {
+    d.confidence = "unknown";
+    d.reason = "every launch firstassert recorded had completed when " + e.api + " reported " + e.error +
+               ": the failing work was not a recorded launch (launched before firstassert started, or not a kernel)";
+    return d;
+  }
+  if (n == 1) {
+    const LaunchRecord& only = open.launches.front();
+    d.culprit = only;
+    d.confidence = "exact";
+    if (only.graph_node != 0) {
+      d.reason = graph_reason(only, e.replayed_nodes ? e.replayed_nodes(only) : std::vector<LaunchRecord>{},
+                              open.by_breadcrumbs);
+    } else if (only.returned != 0) {
+      d.reason = "this launch returned " + e.error + " itself and every other recorded launch had completed" +
+                 std::string(open.by_breadcrumbs ? " (stream breadcrumbs)" : " (syncs that succeeded)") +
+                 ": it ran to the fault before returning, as under CUDA_LAUNCH_BLOCKING=1";
+    } else if (open.by_breadcrumbs) {
+      d.reason = "stream breadcrumbs: every launch before this one on stream " + hex(only.stream) +
+                 " completed and this one did not, and every launch on other streams had completed";
+    } else {
+      d.reason = "the only launch not seen to complete when " + e.api + " reported " + e.error;
+    }
+    return d;
+  }
+  std::string fit_words;
+  if (fitted != nullptr) {
+    fit_words = names_no_kernel(*fitted) ? "block " + dims_text(fitted->block) + " and thread " +
+                                               dims_text(fitted->thread) + " of the device's assertion line"
+                                         : "the device's assertion line (" + short_name(*fitted) + ", block " +
+                                               dims_text(fitted->block) + ", thread " + dims_text(fitted->thread) + ")";
+  }
+  if (fitting.size() == 1) {
+    d.culprit = *fitting.front();
+    d.confidence = "likely";
+    d.reason = set_words + " could have failed; only this one fits " + fit_words;
+    return d;
+  }
+  d.confidence = "window";
+  // The oldest of those that fit (or of all): shown, not claimed.
+  const LaunchRecord* shown = fitting.empty() ? &open.launches.back() : fitting.back();
+  d.culprit = *shown;
+  d.reason = "the failing launch is one of " + set_words;
+  if (!fitting.empty()) {
+    d.reason += "; " + std::to_string(fitting.size()) + " of them fit " + fit_words;
+    // Those that fit first: they are the window.
+    std::vector<LaunchRecord> ordered;
+    for (const LaunchRecord* r : fitting) ordered.push_back(*r);
+    for (const LaunchRecord& r : open.launches) {
+      if (std::find(fitting.begin(), fitting.end(), &r) == fitting.end()) ordered.push_back(r);
+    }
+    d.candidates = std::move(ordered);
+  } else if (!e.messages.empty()) {
+    d.reason += "; none of them fits the device's assertion line";
+  } else {
+    d.reason += "; the device printed no assertion line that tells them apart";
+  }
+  d.reason += "; the oldest" + std::string(fitting.empty() ? "" : " that fits") + " is shown, not claimed";
+  return d;
+}
+
+}  // namespace firstassert
