@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <string_view>
 #include <tuple>
 
 #include "demangle.h"
@@ -38,9 +39,9 @@ std::string short_name(const DeviceMessage& m) {
 // A line that names no kernel: the body of a lambda (PyTorch's elementwise kernels print operator()), Triton's
 // "unknown", a Windows build's missing function.
 bool names_no_kernel(const DeviceMessage& m) {
-  std::string name = short_name(m);
-  return name.empty() || name == "operator()" || name == "unknown" || name.find("lambda") != std::string::npos ||
-         m.has(kMessageNoFunction);
+  std::string_view function = m.function;
+  return function.empty() || function == "unknown" || function.find("operator()") != std::string_view::npos ||
+         function.find("lambda") != std::string_view::npos || m.has(kMessageNoFunction);
 }
 
 uint64_t key_of(const LaunchRecord& r) { return stream_key(r.stream, r.per_thread_default_stream, r.thread); }

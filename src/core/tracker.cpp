@@ -42,18 +42,18 @@ LaunchRecord whole_record(const LaunchEvent& launch, const char* kernel) {
 
 void Tracker::raise_mark(std::vector<StreamMark>& marks, uint64_t key, uint64_t upto) {
   for (StreamMark& m : marks) {
-    if (m.key == key) {
+    if (m.key == key && m.until == StreamProgress::kLive) {
       m.completed_before = std::max(m.completed_before, upto);
       return;
     }
   }
   if (marks.size() >= kMaxStreamMarks) marks.erase(marks.begin());
-  marks.push_back({key, &marks == &stream_marks_ ? generation_start_locked(key) : 0, upto});
+  marks.push_back({key, &marks == &stream_marks_ ? generation_start_locked(key) : 0, StreamProgress::kLive, upto});
 }
 
 bool Tracker::proven_complete(const std::vector<StreamMark>& marks, uint64_t key, uint64_t seq) {
   return std::any_of(marks.begin(), marks.end(), [&](const StreamMark& m) {
-    return m.key == key && seq >= m.since && seq < m.completed_before;
+    return m.key == key && seq >= m.since && seq < m.until && seq < m.completed_before;
   });
 }
 
@@ -70,7 +70,9 @@ uint64_t Tracker::generation_start_locked(uint64_t key) const {
 void Tracker::stream_ended(uint64_t key, uint64_t at) {
   std::lock_guard lock(mutex_);
   // A sync of the old stream proves nothing of the new one, nor one of the new one anything of the old.
-  std::erase_if(stream_marks_, [&](const StreamMark& m) { return m.key == key; });
+  for (StreamMark& m : stream_marks_) {
+    if (m.key == key && m.until == StreamProgress::kLive) m.until = at;
+  }
   if (stream_ends_.size() >= kMaxStreamEnds) {
     // Ends older than every launch the ring holds tell nothing about a launch any more; else the oldest goes.
     uint64_t total = ring_.total();

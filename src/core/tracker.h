@@ -181,7 +181,8 @@ class Tracker {
   std::vector<LaunchRecord> records() const;  // the ring's complete records, oldest first, with wall times
   struct StreamMark {
     uint64_t key;
-    uint64_t since;             // the stream's generation began with this launch number
+    uint64_t since;             // the stream's generation began with this launch number...
+    uint64_t until;             // ...and ended before this one (StreamProgress::kLive: it lives)
     uint64_t completed_before;  // launches on the stream with seq below this have completed
   };
   void raise_mark(std::vector<StreamMark>& marks, uint64_t key, uint64_t upto);

@@ -1,5 +1,6 @@
 #include "breadcrumbs.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/clock.h"
@@ -106,6 +107,9 @@ Breadcrumbs::Slot* Breadcrumbs::take_slot_locked() {
     CUdeviceptr device = 0;
     CUresult r = map_host_memory(*calls, kSlotsPerPage * sizeof(uint64_t), &page, &device);
     if (context_lost(r)) return nullptr;  // nothing more to follow, nothing to say
+    // No context current on this thread yet (a runtime launch makes its own current inside the call): the launch's
+    // exit, which has one, allocates instead.
+    if (r == CUDA_ERROR_INVALID_CONTEXT) return nullptr;
     if (r != CUDA_SUCCESS) {
       char why[160];
       std::snprintf(why, sizeof why, "no host-mapped memory for them (cuMemHostAlloc/cuMemHostGetDevicePointer: %d)",
@@ -124,7 +128,7 @@ Breadcrumbs::Slot* Breadcrumbs::take_slot_locked() {
   return &slot;
 }
 
-Breadcrumbs::Slot* Breadcrumbs::slot_for(uint64_t stream_key, int32_t thread) {
+Breadcrumbs::Slot* Breadcrumbs::slot_for(uint64_t stream_key, int32_t thread, uint64_t born_by) {
   uint64_t ident = identity(stream_key, thread);
   if (Slot* slot = find(ident)) return slot;
   std::lock_guard lock(mutex_);
@@ -145,7 +149,7 @@ Breadcrumbs::Slot* Breadcrumbs::slot_for(uint64_t stream_key, int32_t thread) {
   slot->thread = thread;
   slot->given_back = false;
   slot->ended_at = StreamProgress::kLive;
-  slot->born_at = launch_count_ != nullptr ? launch_count_() : 0;
+  slot->born_at = std::min(born_by, launch_count_ != nullptr ? launch_count_() : 0);
   slot->last_launched.store(0, std::memory_order_relaxed);
   *slot->host = 0;
   slot->ident.store(ident, std::memory_order_release);
@@ -158,7 +162,7 @@ Breadcrumbs::Slot* Breadcrumbs::slot_for(uint64_t stream_key, int32_t thread) {
 
 void Breadcrumbs::after_launch(uint64_t stream_key, int32_t thread, CUstream stream, uint64_t seq, bool write) {
   if (!enabled() || !write) return;
-  Slot* slot = slot_for(stream_key, thread);
+  Slot* slot = slot_for(stream_key, thread, seq);
   if (slot == nullptr) return;
   const DriverCalls* calls = driver_calls();
   if (calls->stream_write_value64 == nullptr) {

@@ -34,7 +34,7 @@ class Breadcrumbs {
   // Before a launch is queued: the pair's slot exists (its first launch allocates it, while the context is still
   // healthy even if that very kernel is about to fault).
   void before_launch(uint64_t stream_key, int32_t thread) {
-    if (enabled()) (void)slot_for(stream_key, thread);
+    if (enabled()) (void)slot_for(stream_key, thread, ~uint64_t{0});
   }
   // After a launch was recorded (not while its stream is capturing). write is false when the launch is synchronized
   // at once instead (FIRSTASSERT_SYNC): that sync's result says whether it completed. Turns itself off, with one
@@ -69,7 +69,8 @@ class Breadcrumbs {
   static constexpr size_t kIndexSize = 2 * kMaxSlots;     // open addressing, at most half full of live slots
   static constexpr uint32_t kTombstone = ~uint32_t{0};     // an entry whose slot was given back
 
-  Slot* slot_for(uint64_t stream_key, int32_t thread);
+  // born_by: the seq of the launch it is made for, when that launch has one already.
+  Slot* slot_for(uint64_t stream_key, int32_t thread, uint64_t born_by);
   Slot* find(uint64_t ident) const;
   Slot* take_slot_locked();
   void insert_locked(uint32_t index, uint64_t ident);

@@ -216,6 +216,11 @@ std::string report_json(const ReportInput& in) {
     r["first_error"] = nullptr;
   }
 
+  if (f.has_primary || f.culprit) {
+    r["decision"] = {{"confidence", f.confidence}, {"reason", f.reason}, {"candidates", f.candidates_total}};
+  } else {
+    r["decision"] = nullptr;
+  }
   if (f.culprit) {
     json culprit = launch(*f.culprit, true);
     if (!f.has_primary) culprit["seq"] = nullptr;  // a refused launch never entered the launch order

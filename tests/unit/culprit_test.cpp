@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/culprit_decision.h"
+#include "core/device_assert_line.h"
 #include "core/device_messages.h"
 #include "core/tracker.h"
 #include "tracker_feed.h"
@@ -39,7 +41,9 @@ constexpr const char* kPlain = "_Z12plain_kernelPi";  // plain_kernel(int*)
 constexpr const char* kQuiet = "_Z12quiet_kernelv";  // quiet_kernel()
 constexpr const char* kBusy = "_Z11busy_kernelv";    // busy_kernel()
 
-// In this order: when several name open launches, the first printed decides.
+// In this order: when several name open launches, the first printed decides. gather_kernel's line is from block
+// [0,2,0]: it fits only a launch whose grid has more than 2 blocks in y (gather() below), not kernel_launch()'s
+// (4,1,1).
 constexpr const char* kMessages =
     "train.cu:42: label_kernel: block: [1,0,0], thread: [5,0,0] Assertion `label < n_classes` failed.\n"
     "gather.cu:7: gather_kernel: block: [0,2,0], thread: [1,0,0] Assertion `idx < n` failed.\n"
@@ -56,10 +60,17 @@ class Culprit : public ::testing::Test {
     ASSERT_EQ(device_message_log().count(), 3u) << "nothing else in this binary may feed the process's log";
   }
 
-  // Launches accepted by the API, as the event source reports them.
+  // Launches accepted by the API, as the event source reports them: <<<(4,1,1), (128,1,1)>>>, or the grid given.
   uint64_t launch(const char* kernel, uintptr_t stream = 0) {
     return test::accepted(t, test::kernel_launch(kernel, stream), "cudaLaunchKernel");
   }
+  uint64_t launch(const char* kernel, uintptr_t stream, Dim3 grid) {
+    LaunchEvent e = test::kernel_launch(kernel, stream);
+    e.grid = grid;
+    return test::accepted(t, e, "cudaLaunchKernel");
+  }
+  // gather_kernel with a grid its device line's block [0,2,0] lies within.
+  uint64_t gather(uintptr_t stream = 0) { return launch(kGather, stream, {4, 4, 1}); }
 
   void call(const char* api, int code, CallKind kind = CallKind::other, uintptr_t stream = 0) {
     t.record_call(test::call_of(api, code, kind, stream));
@@ -91,19 +102,21 @@ TEST_F(Culprit, TheProcessLogHoldsTheTestsMessages) {
   EXPECT_EQ(t.findings().device_messages.size(), 3u) << "findings carry every device message";
 }
 
-// One stream, breadcrumbs say launches below seq 2 completed: seq 2 is the first that did not, and nothing after it
-// on the same stream could run before it. Exact, even though later launches are candidates too.
+// One stream, one launching thread, breadcrumbs say launches below seq 2 completed: seq 2 is the first that did not,
+// and nothing after it on the same stream from the same thread can have run (its breadcrumb, queued before them,
+// never ran). It is the only launch that can have failed: exact, and the only candidate.
 TEST_F(Culprit, OneStreamWithBreadcrumbsIsExactOnTheFirstOpenLaunch) {
   for (int i = 0; i < 5; ++i) launch(kQuiet, kStreamA);
   breadcrumbs({{kStreamA, 2}});
   fault();
   Findings f = t.findings();
-  EXPECT_THAT(seqs(f.candidates), ElementsAre(4, 3, 2, 1, 0)) << "breadcrumbs narrow the culprit, not the window";
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(2)) << "0 and 1 completed; 3 and 4 cannot have run";
+  EXPECT_EQ(f.candidates_total, 1u);
   ASSERT_TRUE(f.culprit.has_value());
   EXPECT_EQ(f.culprit->seq, 2u);
   EXPECT_STREQ(f.confidence, "exact");
-  EXPECT_THAT(f.reason, HasSubstr("stream breadcrumbs"));
-  EXPECT_THAT(f.reason, HasSubstr("0x5000a0"));
+  EXPECT_THAT(f.reason, HasSubstr("stream breadcrumbs: every launch before this one on stream 0x5000a0 completed"));
+  EXPECT_THAT(f.reason, HasSubstr("every launch on other streams had completed"));
   EXPECT_FALSE(f.culprit_message.has_value()) << "no message names quiet_kernel";
 }
 
@@ -131,24 +144,27 @@ TEST_F(Culprit, AStreamWhoseLaunchesAllCompletedDropsOut) {
   breadcrumbs({{kStreamA, 0}, {kStreamB, 3}});
   fault();
   Findings f = t.findings();
-  EXPECT_THAT(seqs(f.candidates), ElementsAre(2, 1, 0));
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(0)) << "B's launches completed: not candidates";
   ASSERT_TRUE(f.culprit.has_value());
   EXPECT_EQ(f.culprit->seq, 0u);
   EXPECT_STREQ(f.confidence, "exact");
 }
 
-// Every candidate completed by its stream's breadcrumbs: the failure was not a recorded launch. A launch is still
-// named (the newest candidate), but only as a window.
-TEST_F(Culprit, EveryStreamCompletedLeavesOnlyTheWindow) {
+// Every launch completed by its stream's breadcrumbs: the failure was not a recorded launch. No launch can have
+// failed, so none is named (the old window naming the newest launch claimed more than the breadcrumbs bear out).
+TEST_F(Culprit, EveryStreamCompletedLeavesNoCulprit) {
   launch(kQuiet, kStreamA);  // 0
   launch(kBusy, kStreamB);   // 1
   breadcrumbs({{kStreamA, 1}, {kStreamB, 2}});
   fault();
   Findings f = t.findings();
-  ASSERT_TRUE(f.culprit.has_value());
-  EXPECT_EQ(f.culprit->seq, 1u);
-  EXPECT_STREQ(f.confidence, "window");
-  EXPECT_THAT(f.reason, HasSubstr("every pending launch completed"));
+  EXPECT_THAT(f.candidates, IsEmpty());
+  EXPECT_EQ(f.candidates_total, 0u);
+  EXPECT_FALSE(f.culprit.has_value());
+  EXPECT_FALSE(f.culprit_message.has_value());
+  EXPECT_STREQ(f.confidence, "unknown");
+  EXPECT_THAT(f.reason, HasSubstr("every launch firstassert recorded had completed when cudaDeviceSynchronize"));
+  EXPECT_THAT(f.reason, HasSubstr("the failing work was not a recorded launch"));
 }
 
 // Two streams each with an open launch: breadcrumbs cannot tell which failed; the device's assertion names
@@ -162,8 +178,10 @@ TEST_F(Culprit, TwoStreamsOpenTheDeviceMessagePicksTheLaunch) {
   ASSERT_TRUE(f.culprit.has_value());
   EXPECT_EQ(f.culprit->seq, 0u);
   EXPECT_STREQ(f.confidence, "likely");
-  EXPECT_THAT(f.reason, HasSubstr("2 launches on 2 streams"));
-  EXPECT_THAT(f.reason, HasSubstr("label_kernel, which only this one runs"));
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(1, 0));
+  EXPECT_THAT(f.reason, HasSubstr("2 launches (the first unfinished launch of each launching thread on 2 streams)"));
+  EXPECT_THAT(f.reason, HasSubstr("only this one fits the device's assertion line (label_kernel, block [1,0,0], "
+                                  "thread [5,0,0])"));
   ASSERT_TRUE(f.culprit_message.has_value());
   EXPECT_STREQ(f.culprit_message->function, "label_kernel");
   EXPECT_STREQ(f.culprit_message->condition, "label < n_classes");
@@ -183,45 +201,57 @@ TEST_F(Culprit, WithoutBreadcrumbsTheMessagePicksAmongAllCandidates) {
   ASSERT_TRUE(f.culprit.has_value());
   EXPECT_EQ(f.culprit->seq, 1u);
   EXPECT_STREQ(f.confidence, "likely");
-  EXPECT_THAT(f.reason, HasSubstr("3 launches on 1 streams"));
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(2, 1, 0)) << "no breadcrumbs: every launch not synced";
+  EXPECT_THAT(f.reason, HasSubstr("3 launches not seen to complete when cudaDeviceSynchronize reported "
+                                  "cudaErrorAssert"));
+  EXPECT_THAT(f.reason, HasSubstr("only this one fits the device's assertion line (label_kernel"));
 }
 
-// Several open launches run the named function: the oldest is named, since the device stops at the first failure
-// and an older launch of the same kernel ran first.
-TEST_F(Culprit, OldestOfSeveralLaunchesOfTheNamedFunction) {
-  launch(kBusy, kStreamA);    // 0
-  launch(kGather, kStreamA);  // 1
-  launch(kBusy, kStreamB);    // 2
-  launch(kGather, kStreamB);  // 3
-  launch(kGather);            // 4
+// Several open launches (on three streams, no breadcrumbs) run the function the device's line names, and each one's
+// grid holds the line's block: the line does not tell them apart. Claiming the oldest as likely (it ran first) was an
+// over-claim, since launches on other streams run side by side: the honest answer is the window of the three that
+// fit, listed first, with the oldest of them shown, not claimed.
+TEST_F(Culprit, SeveralLaunchesOfTheNamedFunctionLeaveAWindowShowingTheOldest) {
+  launch(kBusy, kStreamA);  // 0
+  gather(kStreamA);         // 1
+  launch(kBusy, kStreamB);  // 2
+  gather(kStreamB);         // 3
+  gather();                 // 4
   fault();
   Findings f = t.findings();
   ASSERT_TRUE(f.culprit.has_value());
   EXPECT_EQ(f.culprit->seq, 1u);
-  EXPECT_STREQ(f.confidence, "likely");
-  EXPECT_THAT(f.reason, HasSubstr("gather_kernel, and this is the oldest of them"));
+  EXPECT_STREQ(f.confidence, "window");
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(4, 3, 1, 2, 0)) << "those that fit the line first";
+  EXPECT_EQ(f.candidates_total, 5u);
+  EXPECT_THAT(f.reason, HasSubstr("one of 5 launches not seen to complete"));
+  EXPECT_THAT(f.reason, HasSubstr("3 of them fit the device's assertion line (gather_kernel, block [0,2,0]"));
+  EXPECT_THAT(f.reason, HasSubstr("the oldest that fits is shown, not claimed"));
   ASSERT_TRUE(f.culprit_message.has_value());
   EXPECT_STREQ(f.culprit_message->condition, "idx < n");
 }
 
-// Only open launches count: the named function's launch that breadcrumbs show complete is not picked.
+// Only open launches count: the named function's launch that breadcrumbs show complete is not picked, and of the two
+// that can have failed only B's runs gather_kernel.
 TEST_F(Culprit, ACompletedLaunchOfTheNamedFunctionIsNotPicked) {
-  launch(kGather, kStreamA);  // 0: completed
-  launch(kBusy, kStreamA);    // 1: A's first open launch
-  launch(kGather, kStreamB);  // 2: B's first open launch
+  gather(kStreamA);         // 0: completed
+  launch(kBusy, kStreamA);  // 1: A's first open launch
+  gather(kStreamB);         // 2: B's first open launch
   breadcrumbs({{kStreamA, 1}, {kStreamB, 0}});
   fault();
   Findings f = t.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(2, 1));
   ASSERT_TRUE(f.culprit.has_value());
   EXPECT_EQ(f.culprit->seq, 2u);
   EXPECT_STREQ(f.confidence, "likely");
+  EXPECT_THAT(f.reason, HasSubstr("only this one fits the device's assertion line (gather_kernel"));
 }
 
 // Messages are printed in the order the device failed; the first one naming an open launch decides, even when a
 // later one names another open launch.
 TEST_F(Culprit, TheFirstMessageNamingAnOpenLaunchDecides) {
-  launch(kGather);  // 0: named by the second message
-  launch(kLabel);   // 1: named by the first
+  gather();        // 0: fits the second message
+  launch(kLabel);  // 1: fits the first
   fault();
   Findings f = t.findings();
   ASSERT_TRUE(f.culprit.has_value());
@@ -246,16 +276,22 @@ TEST_F(Culprit, AMessageFromAPlainAssertNamesItsKernel) {
   EXPECT_STREQ(f.culprit_message->condition, "p[0] >= 0");
 }
 
-TEST_F(Culprit, NoBreadcrumbsAndNoMessageLeaveTheWindowNewestNamed) {
+// No breadcrumbs, and no device line fits any of the three launches: the window of all three, the oldest shown (not
+// the newest, as before: the oldest has been queued longest), and nothing claimed.
+TEST_F(Culprit, NoBreadcrumbsAndNoFittingMessageLeaveTheWindowOldestShown) {
   launch(kQuiet, kStreamA);  // 0
   launch(kBusy, kStreamB);   // 1
   launch(kQuiet, kStreamA);  // 2
   fault();
   Findings f = t.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(2, 1, 0));
   ASSERT_TRUE(f.culprit.has_value());
-  EXPECT_EQ(f.culprit->seq, 2u);
+  EXPECT_EQ(f.culprit->seq, 0u);
   EXPECT_STREQ(f.confidence, "window");
-  EXPECT_THAT(f.reason, HasSubstr("3 launches had not been seen to complete when cudaDeviceSynchronize"));
+  EXPECT_THAT(f.reason, HasSubstr("one of 3 launches not seen to complete when cudaDeviceSynchronize reported "
+                                  "cudaErrorAssert"));
+  EXPECT_THAT(f.reason, HasSubstr("none of them fits the device's assertion line"));
+  EXPECT_THAT(f.reason, HasSubstr("the oldest is shown, not claimed"));
   EXPECT_FALSE(f.culprit_message.has_value());
 }
 
@@ -269,10 +305,13 @@ TEST_F(Culprit, StreamsWithoutBreadcrumbsKeepAllTheirLaunches) {
   breadcrumbs({{kStreamA, 1}});
   fault();
   Findings f = t.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(4, 2, 1)) << "B's two and A's first open one";
   ASSERT_TRUE(f.culprit.has_value());
-  EXPECT_EQ(f.culprit->seq, 4u);
+  EXPECT_EQ(f.culprit->seq, 1u) << "the oldest, shown";
   EXPECT_STREQ(f.confidence, "window");
-  EXPECT_THAT(f.reason, HasSubstr("3 launches")) << "B's two and A's first open one";
+  EXPECT_THAT(f.reason, HasSubstr("one of 3 launches"));
+  EXPECT_THAT(f.reason, HasSubstr("on 2 streams"));
+  EXPECT_THAT(f.reason, HasSubstr("the oldest is shown, not claimed"));
 }
 
 TEST_F(Culprit, OneLaunchWithoutBreadcrumbsIsExact) {
@@ -285,7 +324,8 @@ TEST_F(Culprit, OneLaunchWithoutBreadcrumbsIsExact) {
   ASSERT_TRUE(f.culprit.has_value());
   EXPECT_EQ(f.culprit->seq, 2u);
   EXPECT_STREQ(f.confidence, "exact");
-  EXPECT_THAT(f.reason, HasSubstr("the only launch not yet seen to complete when cudaDeviceSynchronize"));
+  EXPECT_THAT(f.reason, HasSubstr("the only launch not seen to complete when cudaDeviceSynchronize reported "
+                                  "cudaErrorAssert"));
   ASSERT_TRUE(f.culprit_message.has_value()) << "the message matches the exact culprit";
   EXPECT_STREQ(f.culprit_message->function, "label_kernel");
 }
@@ -312,22 +352,43 @@ TEST_F(Culprit, ALaunchThatReturnedTheFaultWithEverythingElseCompleteIsExact) {
   ASSERT_TRUE(f.culprit.has_value());
   EXPECT_EQ(f.culprit->seq, blocking) << "not the earlier launch of the message's function";
   EXPECT_STREQ(f.confidence, "exact");
-  EXPECT_THAT(f.reason, HasSubstr("returned cudaErrorAssert itself"));
-  EXPECT_THAT(f.reason, HasSubstr("breadcrumbs show every earlier launch completed"));
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(blocking));
+  EXPECT_THAT(f.reason, HasSubstr("this launch returned cudaErrorAssert itself"));
+  EXPECT_THAT(f.reason, HasSubstr("every other recorded launch had completed (stream breadcrumbs)"));
 }
 
-// Asynchronous as usual: an earlier launch on another stream never left its breadcrumb, so the launch that
-// returned the error only learned of that fault.
-TEST_F(Culprit, ALaunchThatOnlyLearnedOfAnEarlierFaultIsNotTheCulprit) {
-  launch(kQuiet, kStreamA);                    // 0: completed
-  uint64_t failed = launch(kQuiet, kStreamB);  // 1: never completed
-  launch_that_returned(710, kLabel, kStreamA);  // 2
+// An earlier launch on another stream never left its breadcrumb. The launch that returned the error may only have
+// learned of that fault (launches are asynchronous), or may have run to its own fault (CUDA_LAUNCH_BLOCKING=1, or B's
+// launch still running beside it): it is the first unfinished launch of its (stream, thread), so both can have
+// failed. Dropping it, as before, claimed more than the breadcrumbs show; returning the error does not make it the
+// culprit either. The device's line names label_kernel, which only B's launch runs.
+TEST_F(Culprit, ALaunchThatReturnedTheFaultIsOneCandidateBesideAnotherStreamsUnfinishedLaunch) {
+  launch(kQuiet, kStreamA);                                         // 0: completed
+  uint64_t failed = launch(kLabel, kStreamB);                       // 1: never completed
+  uint64_t returned = launch_that_returned(710, kQuiet, kStreamA);  // 2
   breadcrumbs({{kStreamA, 1}, {kStreamB, 1}});
   Findings f = t.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(returned, failed));
   ASSERT_TRUE(f.culprit.has_value());
-  EXPECT_EQ(f.culprit->seq, failed) << "even though the device's message names the launch that returned it";
-  EXPECT_STREQ(f.confidence, "exact");
-  EXPECT_THAT(f.reason, HasSubstr("stream breadcrumbs"));
+  EXPECT_EQ(f.culprit->seq, failed) << "not the launch that returned the error";
+  EXPECT_STREQ(f.confidence, "likely");
+  EXPECT_THAT(f.reason, HasSubstr("2 launches (the first unfinished launch of each launching thread on 2 streams)"));
+  EXPECT_THAT(f.reason, HasSubstr("only this one fits the device's assertion line (label_kernel"));
+}
+
+// The same without a line that tells them apart (both run kernels no line names): the window of the two, the older
+// (B's unfinished launch) shown, not claimed.
+TEST_F(Culprit, ALaunchThatReturnedTheFaultAndAnotherStreamsUnfinishedLaunchLeaveAWindow) {
+  launch(kQuiet, kStreamA);                                         // 0: completed
+  uint64_t failed = launch(kBusy, kStreamB);                        // 1: never completed
+  uint64_t returned = launch_that_returned(710, kQuiet, kStreamA);  // 2
+  breadcrumbs({{kStreamA, 1}, {kStreamB, 1}});
+  Findings f = t.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(returned, failed));
+  ASSERT_TRUE(f.culprit.has_value());
+  EXPECT_EQ(f.culprit->seq, failed);
+  EXPECT_STREQ(f.confidence, "window");
+  EXPECT_THAT(f.reason, HasSubstr("none of them fits the device's assertion line"));
 }
 
 // The same on one stream: the first unfinished launch decides, as for any other.
@@ -350,7 +411,9 @@ TEST_F(Culprit, WithoutBreadcrumbsALaunchThatReturnedTheFaultIsOneCandidateAmong
   ASSERT_TRUE(f.culprit.has_value());
   EXPECT_EQ(f.culprit->seq, blocking);
   EXPECT_STREQ(f.confidence, "likely");
-  EXPECT_THAT(f.reason, HasSubstr("names label_kernel"));
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(1, 0));
+  EXPECT_THAT(f.reason, HasSubstr("2 launches not seen to complete when cudaLaunchKernel reported cudaErrorAssert"));
+  EXPECT_THAT(f.reason, HasSubstr("only this one fits the device's assertion line (label_kernel"));
 }
 
 TEST_F(Culprit, NoCandidatesNoCulprit) {
@@ -362,12 +425,16 @@ TEST_F(Culprit, NoCandidatesNoCulprit) {
   EXPECT_THAT(f.candidates, IsEmpty());
   EXPECT_FALSE(f.culprit.has_value());
   EXPECT_FALSE(f.culprit_message.has_value());
-  EXPECT_STREQ(f.confidence, "window");
-  EXPECT_THAT(f.reason, HasSubstr("no recorded launch was pending"));
+  EXPECT_STREQ(f.confidence, "unknown");
+  EXPECT_THAT(f.reason, HasSubstr("every launch firstassert recorded had completed when cudaMemcpy reported "
+                                  "cudaErrorAssert"));
+  EXPECT_THAT(f.reason, HasSubstr("the failing work was not a recorded launch"));
 }
 
-// Graph launches have no kernel name: they never match a message, and can still be the culprit.
-TEST_F(Culprit, GraphLaunchesAreCandidatesButNeverNamed) {
+// A whole graph launch (its kernel nodes unknown: no graph probe) has no kernel name, and any of its kernels may have
+// printed the device's line: it fits every line, so two of them are never told apart by one. busy_kernel fits none.
+// The window lists the two graph launches first and shows the older, not claimed.
+TEST_F(Culprit, WholeGraphLaunchesFitAnyMessageAndLeaveAWindow) {
   LaunchEvent graph;
   graph.api = LaunchApi::cudaGraphLaunch;
   graph.graph = true;
@@ -377,10 +444,263 @@ TEST_F(Culprit, GraphLaunchesAreCandidatesButNeverNamed) {
   t.record_launch(graph);  // 2
   fault();
   Findings f = t.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(2, 0, 1));
   ASSERT_TRUE(f.culprit.has_value());
-  EXPECT_EQ(f.culprit->seq, 2u);
+  EXPECT_EQ(f.culprit->seq, 0u);
+  EXPECT_TRUE(f.culprit->graph);
   EXPECT_STREQ(f.confidence, "window");
+  EXPECT_THAT(f.reason, HasSubstr("2 of them fit the device's assertion line (label_kernel"));
+  EXPECT_THAT(f.reason, HasSubstr("the oldest that fits is shown, not claimed"));
+  ASSERT_TRUE(f.culprit_message.has_value()) << "the line the shown graph launch may have printed";
+  EXPECT_STREQ(f.culprit_message->function, "label_kernel");
+}
+
+// ---- Per (stream, launching thread) ---------------------------------------------------------------------------
+
+// Two threads launch onto one stream (PyTorch's autograd thread and the main thread share the current stream). Their
+// sequence numbers are taken after their launches were queued, so across threads the numbers do not give the order
+// on the stream: only each thread's own launches are known to reach it in order, each followed by its breadcrumb.
+// Breadcrumbs say launches below 1 completed: the main thread's first unfinished launch is 3, the other thread's is
+// 1, and either can have failed. No line fits either kernel: the window of the two, the older shown.
+TEST_F(Culprit, TwoThreadsOnOneStreamEachKeepTheirFirstUnfinishedLaunch) {
+  launch(kQuiet, kStreamA);  // 0: main thread, completed
+  int32_t other = 0;
+  std::thread([&] {
+    launch(kBusy, kStreamA);  // 1: other thread
+    launch(kBusy, kStreamA);  // 2: other thread, after its 1
+    other = current_thread_id();
+  }).join();
+  launch(kQuiet, kStreamA);  // 3: main thread
+  ASSERT_NE(other, current_thread_id());
+  breadcrumbs({{kStreamA, 1}});
+  fault();
+  Findings f = t.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(3, 1)) << "0 completed; 2 waits for 1 on its thread";
+  ASSERT_EQ(f.candidates.size(), 2u);
+  EXPECT_EQ(f.candidates[0].thread, current_thread_id());
+  EXPECT_EQ(f.candidates[1].thread, other);
+  ASSERT_TRUE(f.culprit.has_value());
+  EXPECT_EQ(f.culprit->seq, 1u);
+  EXPECT_STREQ(f.confidence, "window");
+  EXPECT_THAT(f.reason, HasSubstr("one of 2 launches (the first unfinished launch of each launching thread on "
+                                  "1 stream)"));
+  EXPECT_THAT(f.reason, HasSubstr("the oldest is shown, not claimed"));
+}
+
+// The same, with the other thread's first unfinished launch running the kernel the device's line names: of the two
+// candidates only it fits, so it is likely. The other thread's later label_kernel launch fits too but cannot have run.
+TEST_F(Culprit, TwoThreadsOnOneStreamAndALineThatFitsOneOfThemIsLikely) {
+  launch(kQuiet, kStreamA);  // 0: main thread, completed
+  std::thread([&] {
+    launch(kLabel, kStreamA);  // 1: other thread
+    launch(kLabel, kStreamA);  // 2: other thread
+  }).join();
+  launch(kQuiet, kStreamA);  // 3: main thread
+  breadcrumbs({{kStreamA, 1}});
+  fault();
+  Findings f = t.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(3, 1));
+  ASSERT_TRUE(f.culprit.has_value());
+  EXPECT_EQ(f.culprit->seq, 1u);
+  EXPECT_STREQ(f.confidence, "likely");
+  EXPECT_THAT(f.reason, HasSubstr("2 launches (the first unfinished launch of each launching thread on 1 stream)"));
+  EXPECT_THAT(f.reason, HasSubstr("only this one fits the device's assertion line (label_kernel"));
+  ASSERT_TRUE(f.culprit_message.has_value());
+  EXPECT_STREQ(f.culprit_message->function, "label_kernel");
+}
+
+// A deep queue: 300 launches on one stream, the breadcrumbs say the first 10 completed. Launch 10 is the only one
+// that can have failed however far it lies behind the newest (further than the 64 candidates a report lists), as
+// long as the ring still holds it.
+TEST_F(Culprit, ADeepQueueIsExactOnItsFirstUnfinishedLaunch) {
+  Tracker deep{512};
+  for (int i = 0; i < 300; ++i) test::accepted(deep, test::kernel_launch(kQuiet, kStreamA), "cudaLaunchKernel");
+  test::breadcrumbs(deep, {{kStreamA, 10}});
+  deep.record_call(test::call_of("cudaDeviceSynchronize", 710, CallKind::sync_device, 0));
+  Findings f = deep.findings();
+  EXPECT_EQ(f.launches_recorded, 300u);
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(10));
+  EXPECT_EQ(f.candidates_total, 1u);
+  ASSERT_TRUE(f.culprit.has_value());
+  EXPECT_EQ(f.culprit->seq, 10u);
+  EXPECT_STREQ(f.confidence, "exact");
+  EXPECT_THAT(f.reason, HasSubstr("stream breadcrumbs: every launch before this one on stream 0x5000a0 completed"));
+}
+
+// ---- The launch ring ------------------------------------------------------------------------------------------
+
+// A ring of 16 and 20 launches on one stream: launches 0-3 are gone. The breadcrumbs say launches below 2 completed,
+// so the stream's first unfinished launch is 2 or 3 (or, were those on another stream, 4): the ring no longer holds
+// what may have failed, and nothing can be named. The launch of the stream the ring still holds is listed as one
+// that may have failed.
+TEST_F(Culprit, AFirstUnfinishedLaunchTheRingDroppedLeavesTheCulpritUnknown) {
+  Tracker small{16};
+  for (int i = 0; i < 20; ++i) test::accepted(small, test::kernel_launch(kQuiet, kStreamA), "cudaLaunchKernel");
+  test::breadcrumbs(small, {{kStreamA, 2}});
+  small.record_call(test::call_of("cudaDeviceSynchronize", 710, CallKind::sync_device, 0));
+  Findings f = small.findings();
+  EXPECT_FALSE(f.culprit.has_value());
   EXPECT_FALSE(f.culprit_message.has_value());
+  EXPECT_STREQ(f.confidence, "unknown");
+  EXPECT_THAT(f.reason, HasSubstr("the failing launch cannot be named"));
+  EXPECT_THAT(f.reason, HasSubstr("is no longer in the launch ring (it holds the last 16 launches"));
+  EXPECT_THAT(f.reason, HasSubstr("FIRSTASSERT_RING"));
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(4));
+}
+
+// The same ring, but the breadcrumbs say launches below 5 completed: the launches the ring dropped had all completed,
+// and the first unfinished one (5) is still there. Exact.
+TEST_F(Culprit, LaunchesTheRingDroppedAfterTheyCompletedDoNotMatter) {
+  Tracker small{16};
+  for (int i = 0; i < 20; ++i) test::accepted(small, test::kernel_launch(kQuiet, kStreamA), "cudaLaunchKernel");
+  test::breadcrumbs(small, {{kStreamA, 5}});
+  small.record_call(test::call_of("cudaDeviceSynchronize", 710, CallKind::sync_device, 0));
+  Findings f = small.findings();
+  ASSERT_TRUE(f.culprit.has_value());
+  EXPECT_EQ(f.culprit->seq, 5u);
+  EXPECT_STREQ(f.confidence, "exact");
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(5));
+}
+
+// Without breadcrumbs every launch not proven complete can have failed: launches the ring dropped unsynced leave the
+// set incomplete (unknown). A device sync after them proves them complete, and the window is whole again.
+TEST_F(Culprit, WithoutBreadcrumbsDroppedUnsyncedLaunchesLeaveTheCulpritUnknown) {
+  Tracker small{16};
+  for (int i = 0; i < 20; ++i) test::accepted(small, test::kernel_launch(kQuiet, kStreamA), "cudaLaunchKernel");
+  small.record_call(test::call_of("cudaDeviceSynchronize", 710, CallKind::sync_device, 0));
+  Findings f = small.findings();
+  EXPECT_FALSE(f.culprit.has_value());
+  EXPECT_STREQ(f.confidence, "unknown");
+  EXPECT_THAT(f.reason, HasSubstr("launches the ring no longer holds were not proven complete by any sync (it holds "
+                                  "the last 16 launches"));
+  EXPECT_EQ(f.candidates_total, 16u) << "those the ring holds (4-19) are listed";
+}
+
+TEST_F(Culprit, ADeviceSyncAfterTheDroppedLaunchesKeepsTheWindowWhole) {
+  Tracker small{16};
+  for (int i = 0; i < 10; ++i) test::accepted(small, test::kernel_launch(kQuiet, kStreamA), "cudaLaunchKernel");
+  small.record_call(test::call_of("cudaDeviceSynchronize", 0, CallKind::sync_device, 0));  // 0-9 completed
+  for (int i = 0; i < 10; ++i) test::accepted(small, test::kernel_launch(kQuiet, kStreamA), "cudaLaunchKernel");
+  small.record_call(test::call_of("cudaDeviceSynchronize", 710, CallKind::sync_device, 0));
+  Findings f = small.findings();
+  EXPECT_STREQ(f.confidence, "window") << "the ring dropped 0-3, which the sync proved complete";
+  EXPECT_EQ(f.candidates_total, 10u);
+  ASSERT_TRUE(f.culprit.has_value());
+  EXPECT_EQ(f.culprit->seq, 10u) << "the oldest of 10-19, shown";
+}
+
+// ---- Stream generations ------------------------------------------------------------------------------------------
+
+// A stream destroyed with a launch still unfinished, and its handle handed out again: the new stream is another one.
+// A sync of the new stream proves its own launches (1, 2) complete, and nothing of the old stream's launch 0.
+TEST_F(Culprit, ASyncOfAStreamMadeAgainDoesNotProveTheDestroyedStreamsLaunches) {
+  launch(kQuiet, kStreamA);  // 0: the first stream at this handle, never synchronized
+  ApiCall destroy = test::call_of("cudaStreamDestroy", 0, CallKind::destroy_stream, kStreamA);
+  destroy.launches_at_entry = t.launch_count();
+  t.record_call(destroy);
+  launch(kBusy, kStreamA);  // 1: the handle made again
+  launch(kBusy, kStreamA);  // 2
+  ApiCall sync = test::call_of("cudaStreamSynchronize", 0, CallKind::sync_stream, kStreamA);
+  sync.launches_at_entry = t.launch_count();
+  t.record_call(sync);
+  fault();
+  Findings f = t.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(0));
+  ASSERT_TRUE(f.culprit.has_value());
+  EXPECT_EQ(f.culprit->seq, 0u);
+  EXPECT_STREQ(f.confidence, "exact");
+  EXPECT_THAT(f.reason, HasSubstr("the only launch not seen to complete when cudaDeviceSynchronize"));
+}
+
+// The same with breadcrumbs, as the breadcrumb slots report them: the old stream's pair ended with its stream (at
+// launch 1) and says nothing completed; the new stream's pair says all its launches (below 3) completed. A
+// breadcrumb of the new stream numbered 3 must not prove the old stream's launch 0 complete.
+TEST_F(Culprit, BreadcrumbsOfAStreamMadeAgainDoNotProveTheDestroyedStreamsLaunches) {
+  launch(kQuiet, kStreamA);  // 0
+  ApiCall destroy = test::call_of("cudaStreamDestroy", 0, CallKind::destroy_stream, kStreamA);
+  destroy.launches_at_entry = t.launch_count();
+  t.record_call(destroy);
+  launch(kBusy, kStreamA);  // 1
+  launch(kBusy, kStreamA);  // 2
+  int32_t me = current_thread_id();
+  t.set_progress_probe([me]() -> std::optional<StreamProgressView> {
+    StreamProgressView view;
+    view.pairs.push_back({kStreamA, me, /*completed_before=*/0, /*launched_before=*/1, /*born_at=*/0,
+                          /*ended_at=*/1});
+    view.pairs.push_back(
+        {kStreamA, me, /*completed_before=*/3, /*launched_before=*/3, /*born_at=*/1, StreamProgress::kLive});
+    return view;
+  });
+  fault();
+  Findings f = t.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(0));
+  ASSERT_TRUE(f.culprit.has_value());
+  EXPECT_EQ(f.culprit->seq, 0u);
+  EXPECT_STREQ(f.confidence, "exact");
+  EXPECT_THAT(f.reason, HasSubstr("stream breadcrumbs"));
+}
+
+// ---- fits_message --------------------------------------------------------------------------------------------------
+
+DeviceMessage device_line(const char* text) {
+  DeviceMessage m;
+  EXPECT_TRUE(parse_device_assert(text, m)) << text;
+  return m;
+}
+
+LaunchRecord launch_record(const char* kernel, Dim3 grid, Dim3 block) {
+  LaunchRecord r;
+  r.kernel = kernel;
+  r.grid = grid;
+  r.block = block;
+  return r;
+}
+
+// A line fits a launch of the function it names whose grid holds the line's block and whose block holds its thread,
+// in each dimension.
+TEST(FitsMessage, TheLinesBlockAndThreadMustLieWithinTheLaunch) {
+  DeviceMessage label =
+      device_line("train.cu:42: label_kernel: block: [1,0,0], thread: [5,0,0] Assertion `label < n_classes` failed.");
+  EXPECT_TRUE(fits_message(launch_record(kLabel, {2, 1, 1}, {8, 1, 1}), label));
+  EXPECT_FALSE(fits_message(launch_record(kLabel, {1, 1, 1}, {8, 1, 1}), label)) << "block 1 of a grid of 1";
+  EXPECT_FALSE(fits_message(launch_record(kLabel, {2, 1, 1}, {5, 1, 1}), label)) << "thread 5 of a block of 5";
+  EXPECT_TRUE(fits_message(launch_record(kLabel, {2, 1, 1}, {6, 1, 1}), label));
+  EXPECT_FALSE(fits_message(launch_record(kQuiet, {2, 1, 1}, {8, 1, 1}), label)) << "another function";
+  EXPECT_TRUE(fits_message(launch_record(kLabel, {0, 0, 0}, {0, 0, 0}), label)) << "dimensions not known";
+
+  DeviceMessage gather =
+      device_line("gather.cu:7: gather_kernel: block: [0,2,0], thread: [1,0,0] Assertion `idx < n` failed.");
+  EXPECT_FALSE(fits_message(launch_record(kGather, {4, 2, 1}, {2, 1, 1}), gather)) << "y: block 2 of 2";
+  EXPECT_TRUE(fits_message(launch_record(kGather, {1, 3, 1}, {2, 1, 1}), gather));
+  DeviceMessage deep = device_line("k.cu:1: gather_kernel: block: [0,0,1], thread: [0,0,3] Assertion `z` failed.");
+  EXPECT_FALSE(fits_message(launch_record(kGather, {1, 1, 1}, {1, 1, 4}), deep)) << "z: block 1 of 1";
+  EXPECT_FALSE(fits_message(launch_record(kGather, {1, 1, 2}, {1, 1, 3}), deep)) << "z: thread 3 of 3";
+  EXPECT_TRUE(fits_message(launch_record(kGather, {1, 1, 2}, {1, 1, 4}), deep));
+}
+
+// A line that names no kernel (operator(): the body of a lambda, as PyTorch's elementwise kernels print it) fits a
+// launch of any function whose dimensions hold its block and thread.
+TEST(FitsMessage, AnOperatorCallLineFitsAnyKernelWhoseDimensionsAllowIt) {
+  DeviceMessage lambda = device_line(
+      "IndexKernel.cu:92: operator(): block: [3,0,0], thread: [7,0,0] Assertion `index >= -sizes[i]` failed.");
+  EXPECT_TRUE(fits_message(launch_record(kQuiet, {4, 1, 1}, {128, 1, 1}), lambda));
+  EXPECT_TRUE(fits_message(launch_record(kBusy, {4, 1, 1}, {8, 1, 1}), lambda));
+  EXPECT_FALSE(fits_message(launch_record(kQuiet, {3, 1, 1}, {128, 1, 1}), lambda)) << "block 3 of a grid of 3";
+  EXPECT_FALSE(fits_message(launch_record(kQuiet, {4, 1, 1}, {7, 1, 1}), lambda)) << "thread 7 of a block of 7";
+}
+
+// Through the tracker: two launches of the function the line names, on two streams without breadcrumbs. Only the one
+// whose grid holds the line's block [1,0,0] can have printed it: likely.
+TEST_F(Culprit, TheLinesBlockTellsTwoLaunchesOfItsFunctionApart) {
+  launch(kLabel, kStreamA, {1, 1, 1});                  // 0: a grid of one block
+  uint64_t wide = launch(kLabel, kStreamB, {4, 1, 1});  // 1
+  fault();
+  Findings f = t.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(1, 0));
+  ASSERT_TRUE(f.culprit.has_value());
+  EXPECT_EQ(f.culprit->seq, wide);
+  EXPECT_STREQ(f.confidence, "likely");
+  EXPECT_THAT(f.reason, HasSubstr("only this one fits the device's assertion line (label_kernel, block [1,0,0]"));
 }
 
 // ---- Refused launches -------------------------------------------------------------------------------------------
