@@ -92,6 +92,7 @@ struct OpenSet {
   std::vector<LaunchRecord> launches;  // can have failed
   bool complete = true;                // every launch that can have failed is among them
   bool by_breadcrumbs = false;
+  bool unfollowed = false;             // some (stream, thread) had no breadcrumb: all its unfinished launches are in
   size_t streams = 0;                  // streams with a launch among them
   std::string incomplete_why;
 };
@@ -123,7 +124,10 @@ OpenSet open_by_breadcrumbs(const Evidence& e) {
       // Not followed now: given back once all of it completed, or never followed (its stream's first launch came
       // when the context was already lost). Launches of the second kind cannot be told apart: all are open.
       for (const LaunchRecord* r : launches) {
-        if (r->seq >= before && r->seq >= e.progress->unlisted_complete_before) open.launches.push_back(*r);
+        if (r->seq >= before && r->seq >= e.progress->unlisted_complete_before) {
+          open.launches.push_back(*r);
+          open.unfollowed = true;
+        }
       }
       continue;
     }
@@ -131,8 +135,10 @@ OpenSet open_by_breadcrumbs(const Evidence& e) {
     // Launches numbered before the pair was followed were another pair's (a thread id used again): that one was
     // given back once they had all completed.
     for (const LaunchRecord* r : launches) {
-      if (r->seq < p.born_at && r->seq >= before && r->seq >= e.progress->unlisted_complete_before)
+      if (r->seq < p.born_at && r->seq >= before && r->seq >= e.progress->unlisted_complete_before) {
         open.launches.push_back(*r);
+        open.unfollowed = true;
+      }
     }
     auto first = std::find_if(launches.begin(), launches.end(),
                               [&](const LaunchRecord* r) { return r->seq >= before && r->seq >= p.born_at; });
@@ -252,21 +258,31 @@ Decision decide_culprit(const Evidence& e) {
   d.candidates = open.launches;
 
   const size_t n = open.launches.size();
-  std::string set_words =
-      open.by_breadcrumbs
-          ? plural(n, "launch", "launches") + " (the first unfinished launch of each launching thread on " +
-                plural(open.streams, "stream", "streams") + ")"
-          : plural(n, "launch", "launches") + " not seen to complete when " + e.api + " reported " + e.error;
+  std::string set_words;
+  if (!open.by_breadcrumbs) {
+    set_words = plural(n, "launch", "launches") + " not seen to complete when " + e.api + " reported " + e.error;
+  } else if (!open.unfollowed) {
+    set_words = plural(n, "launch", "launches") + " (the first unfinished launch of each launching thread on " +
+                plural(open.streams, "stream", "streams") + ")";
+  } else {
+    set_words = plural(n, "launch", "launches") + " on " + plural(open.streams, "stream", "streams") +
+                " (the first unfinished launch of each thread the stream breadcrumbs follow, and every unfinished "
+                "launch of those they do not)";
+  }
   if (!open.complete) {
     d.confidence = "unknown";
     d.reason = "the failing launch cannot be named: " + open.incomplete_why;
-    if (n > 0) d.reason += "; " + set_words + " that may have failed are listed";
+    if (n > 0) d.reason += "; of those that may have failed, " + set_words + " are listed";
     return d;
   }
   if (n == 0) {
     d.confidence = "unknown";
-    d.reason = "every launch firstassert recorded had completed when " + e.api + " reported " + e.error +
-               ": the failing work was not a recorded launch (launched before firstassert started, or not a kernel)";
+    d.reason = e.pending.empty() && e.launches == 0
+                   ? "firstassert recorded no launch before " + e.api + " reported " + e.error +
+                         ": the failing work was launched before firstassert started, or was not a kernel"
+                   : "every launch firstassert recorded had completed when " + e.api + " reported " + e.error +
+                         ": the failing work was not a recorded launch (launched before firstassert started, or "
+                         "not a kernel)";
     return d;
   }
   if (n == 1) {
@@ -285,6 +301,13 @@ Decision decide_culprit(const Evidence& e) {
                  " completed and this one did not, and every launch on other streams had completed";
     } else {
       d.reason = "the only launch not seen to complete when " + e.api + " reported " + e.error;
+    }
+    // The device's line may name a device function the kernel calls rather than the kernel: said, not hidden.
+    if (!e.messages.empty() && std::none_of(e.messages.begin(), e.messages.end(), [&](const DeviceMessage& m) {
+          return fits_message(only, m);
+        })) {
+      d.reason += "; the device's assertion line (" + std::string(e.messages.front().function) +
+                  ") does not name this kernel: a device function it calls, or a kernel firstassert did not record";
     }
     return d;
   }

@@ -340,7 +340,17 @@ Findings Tracker::findings() const {
   if (f.has_primary) {
     Decision d = decide_culprit(evidence());
     f.candidates_total = d.candidates.size();
-    if (d.candidates.size() > kMaxCandidates) d.candidates.resize(kMaxCandidates);
+    if (d.candidates.size() > kMaxCandidates) {
+      // The launch shown stays among those listed.
+      auto shown = d.culprit ? std::find_if(d.candidates.begin(), d.candidates.end(),
+                                            [&](const LaunchRecord& r) {
+                                              return r.seq == d.culprit->seq && r.graph_node == d.culprit->graph_node;
+                                            })
+                             : d.candidates.end();
+      if (shown != d.candidates.end() && shown - d.candidates.begin() >= static_cast<long>(kMaxCandidates))
+        std::iter_swap(shown, d.candidates.begin() + (kMaxCandidates - 1));
+      d.candidates.resize(kMaxCandidates);
+    }
     f.candidates = std::move(d.candidates);
     f.culprit = std::move(d.culprit);
     f.confidence = d.confidence;

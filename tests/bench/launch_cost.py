@@ -11,7 +11,7 @@ differences divided by the launches between the two runs, so start-up and exit c
 repeat exactly from run to run, so one pair of runs is enough; libc's do only on an idle machine (malloc's and the
 wake-ups' work follows how far the simulated device's thread lags behind the launches, which other load changes: by
 hundreds of instructions a launch, up to ~1,400 seen, with a load of 4 on 2 cores). The targets (printed, not
-fatal): record only at most 400 own instructions a launch, defaults at most 1,200, and Python frames at most 150
+fatal): record only at most 400 own instructions a launch, defaults at most 1,000, and Python frames at most 150
 more (the Python loop's "+ Python frames" minus "stacks 32 + breadcrumbs"). Without valgrind on PATH the headline is
 skipped; --no-callgrind skips it, --only-callgrind prints only it.
 
@@ -40,7 +40,7 @@ import callgrind_counts  # noqa: E402  (scripts/lib: shared with scripts/gpu-ben
 TARGET_ADDED_NS = 1000.0  # record + stacks depth 32 + breadcrumbs
 # The shim's own instructions per launch (stub + recorder + libunwind), by row of the C loop; and what Python frames
 # may add to them in the Python loop.
-TARGET_OWN_INSTRUCTIONS = {"record only": 400, "defaults": 1200}
+TARGET_OWN_INSTRUCTIONS = {"record only": 400, "defaults": 1000}
 TARGET_PYTHON_FRAMES_INSTRUCTIONS = 150
 
 QUIET = {"FIRSTASSERT_BREADCRUMBS": "0", "FIRSTASSERT_STACK_DEPTH": "0", "FIRSTASSERT_PYTHON": "0"}

@@ -1,8 +1,9 @@
-// Culprit decision: from the candidates of the first sticky error to one named launch, with how sure firstassert is.
-// A completion probe stands in for the stream breadcrumbs (launches on a stream with seq below its answer
-// completed); the device's assertion lines come from device_message_log(), which findings() reads. That log is the
-// process's and keeps what it is fed, so every test here starts from the same fixed set of messages (fed once,
-// whatever the order tests run in), and each test chooses kernels that these messages name, or do not.
+// Culprit decision: from the launches that can have failed when the first sticky error was seen to one named launch,
+// with how sure firstassert is (culprit_decision.h). test::breadcrumbs stands in for the stream breadcrumbs (launches
+// on a stream with seq below its mark completed; one pair per thread that launched onto it); the device's assertion
+// lines come from device_message_log(), which findings() reads. That log is the process's and keeps what it is fed, so
+// every test here starts from the same fixed set of messages (fed once, whatever the order tests run in), and each
+// test chooses kernels (and grids) that these messages fit, or do not.
 // Also the refused launches (record_launch_error): first of a kind, bounded, and the culprit without a sticky error.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -610,6 +611,25 @@ TEST_F(Culprit, ASyncOfAStreamMadeAgainDoesNotProveTheDestroyedStreamsLaunches) 
   EXPECT_EQ(f.culprit->seq, 0u);
   EXPECT_STREQ(f.confidence, "exact");
   EXPECT_THAT(f.reason, HasSubstr("the only launch not seen to complete when cudaDeviceSynchronize"));
+}
+
+// The other way round: a sync of the old stream, before it was destroyed, proved its launch complete, and still does
+// once the handle is made again; the new stream's launch is the only one that can have failed.
+TEST_F(Culprit, ASyncOfTheDestroyedStreamStillProvesItsLaunches) {
+  launch(kQuiet, kStreamA);  // 0
+  ApiCall sync = test::call_of("cudaStreamSynchronize", 0, CallKind::sync_stream, kStreamA);
+  sync.launches_at_entry = t.launch_count();
+  t.record_call(sync);
+  ApiCall destroy = test::call_of("cudaStreamDestroy", 0, CallKind::destroy_stream, kStreamA);
+  destroy.launches_at_entry = t.launch_count();
+  t.record_call(destroy);
+  uint64_t fresh = launch(kBusy, kStreamA);  // 1: the handle made again
+  fault();
+  Findings f = t.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(fresh));
+  ASSERT_TRUE(f.culprit.has_value());
+  EXPECT_EQ(f.culprit->seq, fresh);
+  EXPECT_STREQ(f.confidence, "exact");
 }
 
 // The same with breadcrumbs, as the breadcrumb slots report them: the old stream's pair ended with its stream (at

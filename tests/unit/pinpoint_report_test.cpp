@@ -93,7 +93,8 @@ TEST_F(Pinpoint, CulpritCarriesConfidenceReasonMessageAndHint) {
   ASSERT_TRUE(c.is_object());
   EXPECT_EQ(c["seq"], 0);
   EXPECT_EQ(c["confidence"], "exact");
-  EXPECT_THAT(c["reason"].get<std::string>(), HasSubstr("the only launch not yet seen to complete"));
+  EXPECT_THAT(c["reason"].get<std::string>(),
+              HasSubstr("the only launch not seen to complete when cudaDeviceSynchronize reported cudaErrorAssert"));
 
   const json& m = c["device_message"];
   ASSERT_TRUE(m.is_object());
@@ -256,7 +257,11 @@ TEST_F(Pinpoint, SummaryShowsTheLikelyCulpritsReason) {
   std::vector<std::string> lines = summary_lines(t.findings(), "");
   ASSERT_THAT(lines, SizeIs(5));
   EXPECT_THAT(lines[1], HasSubstr("kernel nll_loss_forward_reduce_cuda_kernel_2d "));
-  EXPECT_THAT(lines[1], HasSubstr("[likely: 2 launches on 2 streams could have failed"));
+  // No breadcrumbs: both launches can have failed, and only the nll_loss one fits the device's line.
+  EXPECT_THAT(lines[1], HasSubstr("[likely: 2 launches not seen to complete when cudaDeviceSynchronize reported "
+                                  "cudaErrorAssert could have failed"));
+  EXPECT_THAT(lines[1], HasSubstr("only this one fits the device's assertion line "
+                                  "(nll_loss_forward_reduce_cuda_kernel_2d, block [0,0,0], thread [5,0,0])"));
   EXPECT_THAT(lines[2], StartsWith("device: "));
 }
 

@@ -56,8 +56,8 @@ TEST(ReportJson, FaultWithACulprit) {
   Tracker t(64);
   t.record_launch(event("_Z4finePf", 0x10));
   t.record_call(call("cudaDeviceSynchronize", 0, CallKind::sync_device));
-  t.record_launch(event("_Z6kernelPi", 0x10));   // seq 1
-  t.record_launch(event("_Z7assertsPiS_", 0x20));  // seq 2: newest, the culprit
+  t.record_launch(event("_Z6kernelPi", 0x10));     // seq 1: the oldest pending, shown as the window's culprit
+  t.record_launch(event("_Z7assertsPiS_", 0x20));  // seq 2: newest
   t.record_call(call("cudaDeviceSynchronize", 710, CallKind::sync_device));
   t.record_call(call("cudaMemcpy", 710));
   t.record_call(call("cudaMemcpy", 710));
@@ -89,12 +89,12 @@ TEST(ReportJson, FaultWithACulprit) {
 
   const json& c = r["culprit"];
   ASSERT_TRUE(c.is_object());
-  EXPECT_EQ(c["seq"], 2);
-  EXPECT_EQ(c["kernel"], "asserts(int*, int*)");
-  EXPECT_EQ(c["mangled"], "_Z7assertsPiS_");
+  EXPECT_EQ(c["seq"], 1);
+  EXPECT_EQ(c["kernel"], "kernel(int*)");
+  EXPECT_EQ(c["mangled"], "_Z6kernelPi");
   EXPECT_EQ(c["grid"], json({64, 2, 1}));
   EXPECT_EQ(c["block"], json({256, 1, 1}));
-  EXPECT_EQ(c["stream"], "0x20");
+  EXPECT_EQ(c["stream"], "0x10");
   EXPECT_EQ(c["device"], 1);
   EXPECT_TRUE(c["time"].is_string());
   EXPECT_EQ(c["confidence"], "window");

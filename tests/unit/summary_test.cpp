@@ -65,7 +65,8 @@ TEST(Summary, NamesTheErrorTheKernelAndTheReport) {
   EXPECT_THAT(lines[1], HasSubstr("(256,1,1)"));
   EXPECT_THAT(lines[1], HasSubstr("0xabc"));
   EXPECT_THAT(lines[1], HasSubstr("cudaLaunchKernel"));
-  EXPECT_THAT(lines[1], HasSubstr("[exact: the only launch not yet seen to complete"));
+  EXPECT_THAT(lines[1], HasSubstr("[exact: the only launch not seen to complete when cudaDeviceSynchronize reported "
+                                  "cudaErrorAssert"));
   EXPECT_THAT(lines[2], HasSubstr("/tmp/firstassert-node7-1.json"));
   EXPECT_THAT(lines[2], HasSubstr("1 secondary error "));
 }
@@ -79,8 +80,11 @@ TEST(Summary, PluralsAndUnmangledNames) {
   ASSERT_THAT(lines, SizeIs(3));
   expect_single_lines(lines);
   EXPECT_THAT(lines[0], HasSubstr("illegal memory access"));
-  EXPECT_THAT(lines[1], HasSubstr("triton_red_fused_sum_1")) << "the newest pending launch comes first";
-  EXPECT_THAT(lines[1], HasSubstr("[window: 2 launches had not been seen to complete"));
+  // Two launches pending, no sync, no breadcrumbs: a window; the oldest is shown, not claimed.
+  EXPECT_THAT(lines[1], HasSubstr("kernel triton_poi_fused_add_0 ")) << "the oldest pending launch is shown";
+  EXPECT_THAT(lines[1], HasSubstr("[window: the failing launch is one of 2 launches not seen to complete when "
+                                  "cuStreamSynchronize reported cudaErrorIllegalAddress"));
+  EXPECT_THAT(lines[1], HasSubstr("the oldest is shown, not claimed]"));
   EXPECT_THAT(lines[2], HasSubstr("(not written)"));
   EXPECT_THAT(lines[2], HasSubstr("0 secondary errors"));
 }
@@ -92,7 +96,10 @@ TEST(Summary, NoPendingLaunch) {
   ASSERT_THAT(lines, SizeIs(3));
   expect_single_lines(lines);
   EXPECT_THAT(lines[0], HasSubstr("unspecified launch failure"));
-  EXPECT_THAT(lines[1], HasSubstr("no recorded launch was pending"));
+  // Nothing was launched: no launch can have failed, and none is named.
+  EXPECT_THAT(lines[1], HasSubstr("firstassert recorded no launch before cudaMemcpy reported cudaErrorLaunchFailure"));
+  EXPECT_THAT(lines[1], HasSubstr("launched before firstassert started"));
+  EXPECT_THAT(lines[1], ::testing::Not(HasSubstr("kernel ")));
 }
 
 TEST(Summary, GraphLaunch) {

@@ -21,6 +21,7 @@ namespace firstassert {
 namespace {
 
 using ::testing::AllOf;
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -186,10 +187,12 @@ TEST_F(TrackerGraph, TheOneOpenNodeOfAReplayIsTheExactCulprit) {
   EXPECT_EQ(f.culprit_graph[1].graph_state, GraphNodeState::completed);
   EXPECT_EQ(f.culprit_graph[4].graph_state, GraphNodeState::not_completed);
 
-  // The candidates: the replay's nodes not completed (newest first) in place of the graph launch, then the rest.
-  EXPECT_THAT(node_numbers(f.candidates), ElementsAre(5, 4, 3, 0));
-  EXPECT_THAT(seqs(f.candidates), ElementsAre(replay, replay, replay, before));
-  for (const LaunchRecord& c : f.candidates) EXPECT_FALSE(c.graph && c.graph_node == 0) << "not the graph launch";
+  // The candidates: the replay's nodes that can have failed, in place of the graph launch. Node 3 only: 4 and 5 wait
+  // for it, and the launch before the replay completed (stream breadcrumbs).
+  EXPECT_THAT(node_numbers(f.candidates), ElementsAre(3));
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(replay));
+  EXPECT_THAT(seqs(f.candidates), Not(Contains(before)));
+  EXPECT_EQ(f.candidates_total, 1u);
 }
 
 // Without stream breadcrumbs: the graph launch is the only launch pending, and its breadcrumbs name the node.
@@ -208,7 +211,7 @@ TEST_F(TrackerGraph, WithoutStreamBreadcrumbsTheReplaysOpenNodeIsStillExact) {
   EXPECT_EQ(f.culprit->seq, replay);
   EXPECT_THAT(f.reason, AllOf(HasSubstr("graph breadcrumbs"), HasSubstr("no other launch was outstanding")));
   EXPECT_EQ(f.culprit_graph.size(), 3u);
-  EXPECT_THAT(node_numbers(f.candidates), ElementsAre(3, 2));
+  EXPECT_THAT(node_numbers(f.candidates), ElementsAre(2)) << "node 3 waits for node 2, which did not complete";
 }
 
 // Node by node: a -> b, a -> c. a completed; b and c ran in parallel, neither completed. The device's assertion
@@ -229,8 +232,10 @@ TEST_F(TrackerGraph, TwoOpenNodesAndADeviceMessageNamingOneIsLikely) {
   EXPECT_EQ(f.culprit->graph_node, 3u);
   EXPECT_STREQ(f.culprit->kernel, kScatter);
   EXPECT_EQ(f.culprit->seq, replay);
-  EXPECT_THAT(f.reason, HasSubstr("2 launches on 1 streams could have failed"));
-  EXPECT_THAT(f.reason, HasSubstr("names scatter_kernel, which only this one runs"));
+  EXPECT_THAT(f.reason, HasSubstr("2 launches (the first unfinished launch of each launching thread on 1 stream) "
+                                  "could have failed"));
+  EXPECT_THAT(f.reason, HasSubstr("only this one fits the device's assertion line (scatter_kernel, block [0,0,0], "
+                                  "thread [3,0,0])"));
   ASSERT_TRUE(f.culprit_message.has_value());
   EXPECT_STREQ(f.culprit_message->function, "scatter_kernel");
   EXPECT_STREQ(f.culprit_message->condition, "index < size");
@@ -238,7 +243,8 @@ TEST_F(TrackerGraph, TwoOpenNodesAndADeviceMessageNamingOneIsLikely) {
   EXPECT_THAT(node_numbers(f.candidates), ElementsAre(3, 2));
 }
 
-// The same diamond with kernels no message names: the window of the two, the last made named.
+// The same diamond with kernels no message names (no stream breadcrumbs): the window of the two. Of nodes of one
+// replay, the one made first (b, node 2) is shown as the oldest, not claimed.
 TEST_F(TrackerGraph, TwoOpenNodesWithoutAMessageLeaveTheWindow) {
   constexpr uintptr_t a = 0x900a, b = 0x900b, c = 0x900c;
   GraphSlot sa = node(kGemm, a);
@@ -251,8 +257,13 @@ TEST_F(TrackerGraph, TwoOpenNodesWithoutAMessageLeaveTheWindow) {
   Findings f = t.findings();
   ASSERT_TRUE(f.culprit.has_value());
   EXPECT_STREQ(f.confidence, "window");
-  EXPECT_EQ(f.culprit->graph_node, 3u);
-  EXPECT_THAT(f.reason, HasSubstr("2 launches had not been seen to complete"));
+  EXPECT_EQ(f.culprit->graph_node, 2u);
+  EXPECT_STREQ(f.culprit->kernel, kRelu);
+  EXPECT_THAT(node_numbers(f.candidates), ElementsAre(3, 2));
+  EXPECT_THAT(f.reason, HasSubstr("one of 2 launches not seen to complete when cuCtxSynchronize reported "
+                                  "CUDA_ERROR_ASSERT"));
+  EXPECT_THAT(f.reason, HasSubstr("none of them fits the device's assertion line"));
+  EXPECT_THAT(f.reason, HasSubstr("the oldest is shown, not claimed"));
   EXPECT_EQ(f.culprit_graph.size(), 3u);
 }
 
@@ -315,7 +326,8 @@ TEST_F(TrackerGraph, TheReplaysNodesAreReadWhenThePrimaryErrorIsSeen) {
   EXPECT_THAT(asked, ElementsAre(kExec)) << "findings() does not ask again";
 }
 
-// Only graph launches among the candidates are asked about: one proven complete by a stream sync is not.
+// Only graph launches among the candidates are asked about: one proven complete by a stream sync is not. The other
+// replay's one node and the launch on B can have failed (no stream breadcrumbs): a window, the older (B's) shown.
 TEST_F(TrackerGraph, OnlyPendingGraphLaunchesAreProbed) {
   node(kGemm);
   table.instantiated(kExec, kGraph);
@@ -323,18 +335,22 @@ TEST_F(TrackerGraph, OnlyPendingGraphLaunchesAreProbed) {
   table.graph_destroyed(kGraph);
   graph_launch(kExec, kStreamA);
   call("cudaStreamSynchronize", 0, CallKind::sync_stream, kStreamA);
-  launch(kBusy, kStreamB);
+  uint64_t busy = launch(kBusy, kStreamB);
   uint64_t replay = graph_launch(kOtherExec, kStreamA);
   fault();
   EXPECT_THAT(asked, ElementsAre(kOtherExec));
   Findings f = t.findings();
+  ASSERT_EQ(f.candidates.size(), 2u);
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(replay, busy));
+  EXPECT_EQ(f.candidates[0].graph_exec, kOtherExec);
+  EXPECT_EQ(f.candidates[0].graph_node, 1u) << "the replay's node, not the graph launch";
   ASSERT_TRUE(f.culprit.has_value());
-  EXPECT_EQ(f.culprit->graph_exec, kOtherExec);
-  EXPECT_EQ(f.culprit->seq, replay);
+  EXPECT_STREQ(f.confidence, "window");
+  EXPECT_EQ(f.culprit->seq, busy);
 }
 
 // An earlier launch on the stream never completed: the replay after it cannot have started, so that launch is the
-// culprit; the replay's nodes are still candidates, but no graph is the culprit's.
+// culprit and the only candidate (the replay's nodes are not: it never began), and no graph is the culprit's.
 TEST_F(TrackerGraph, AnUnfinishedLaunchBeforeTheReplayIsTheCulprit) {
   std::vector<GraphSlot> slots;
   for (const char* kernel : {kGemm, kRelu}) slots.push_back(node(kernel));
@@ -350,8 +366,9 @@ TEST_F(TrackerGraph, AnUnfinishedLaunchBeforeTheReplayIsTheCulprit) {
   EXPECT_STREQ(f.confidence, "exact");
   EXPECT_THAT(f.reason, HasSubstr("stream breadcrumbs"));
   EXPECT_THAT(f.culprit_graph, IsEmpty());
-  EXPECT_THAT(seqs(f.candidates), ElementsAre(replay, replay, before));
-  EXPECT_THAT(node_numbers(f.candidates), ElementsAre(2, 1, 0));
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(before));
+  EXPECT_THAT(seqs(f.candidates), Not(Contains(replay)));
+  EXPECT_THAT(node_numbers(f.candidates), ElementsAre(0));
 }
 
 // The tracker relies on the probe's records alone: node number, count, state and whether it can have failed. The
@@ -413,7 +430,7 @@ TEST_F(TrackerGraph, HandMadeNodeRecordsFromTheProbe) {
     EXPECT_EQ(n.seq, replay);
     EXPECT_EQ(n.stream, kStreamB);
   }
-  EXPECT_THAT(node_numbers(f.candidates), ElementsAre(4, 3, 2)) << "every node not completed, unknown included";
+  EXPECT_THAT(node_numbers(f.candidates), ElementsAre(3)) << "the probe's graph_open decides, whatever the states";
 }
 
 // Every kernel node of the replay completed: no node can have failed, and the graph launch itself is named.

@@ -412,13 +412,21 @@ TEST(Tracker, DeviceSyncOfOneContextKeepsAnotherContextsLaunches) {
   EXPECT_THAT(candidates(t), ElementsAre(0));
 }
 
-TEST(Tracker, CandidatesAreCappedNewestFirst) {
+// 100 launches none of which is known complete: the report lists the newest, says how many there are, and keeps
+// the one it shows (the oldest, in a window) among those it lists.
+TEST(Tracker, CandidatesAreCappedNewestFirstKeepingTheOneShown) {
   Tracker t(256);
   for (int i = 0; i < 100; ++i) launch(t);
   device_sync(t, 710);
+  Findings f = t.findings();
   std::vector<uint64_t> c = candidates(t);
   ASSERT_EQ(c.size(), Tracker::kMaxCandidates);
-  for (size_t i = 0; i < c.size(); ++i) EXPECT_EQ(c[i], 99 - i);
+  EXPECT_EQ(f.candidates_total, 100u);
+  for (size_t i = 0; i + 1 < c.size(); ++i) EXPECT_EQ(c[i], 99 - i);
+  ASSERT_TRUE(f.culprit.has_value());
+  EXPECT_STREQ(f.confidence, "window");
+  EXPECT_EQ(f.culprit->seq, 0u);
+  EXPECT_EQ(c.back(), 0u) << "the launch shown is listed";
 }
 
 TEST(Tracker, RecentLaunchesAreTheNewestFirst) {

@@ -1,0 +1,114 @@
+// Jobs under the load real ones put on the pinpointing: deep queues, many streams, streams made and destroyed for
+// hours, the ring wrapped many times. In each, exactly one launch asserts (nll_loss with a label out of range); the
+// others are busy kernels.
+//
+// usage: load_job MODE [COUNT]
+//   deep-queue    300 launches queued on one stream, the 11th asserts while the rest wait behind it
+//   many-streams  COUNT streams (default 64) with short work each; one more stream asserts after long work
+//   churn         COUNT streams (default 6000) made, given a launch, synchronized and destroyed; then an assert with
+//                 11 launches in flight on a new stream
+//   long          COUNT launches (default 1000000) on one stream, then an assert with 11 in flight
+// Prints "asserting launch: N" (0-based, in the order the job made its launches: the shim's seq when it recorded
+// every launch) and "sync: <name>" for the final cudaDeviceSynchronize.
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "kernels/stock_kernels.h"
+
+namespace {
+
+long launches = 0;  // made so far
+
+void busy(cudaStream_t stream, unsigned long long us) {
+  void* args[] = {&us};
+  cudaLaunchKernel(simkernels_host_stub("busy"), dim3{1}, dim3{1}, args, 0, stream);
+  ++launches;
+}
+
+float *input, *loss, *weight_sum;
+long* bad_labels;
+
+void make_tensors() {
+  cudaMalloc(reinterpret_cast<void**>(&input), sizeof(float) * 64);
+  cudaMalloc(reinterpret_cast<void**>(&loss), sizeof(float));
+  cudaMalloc(reinterpret_cast<void**>(&weight_sum), sizeof(float));
+  cudaMalloc(reinterpret_cast<void**>(&bad_labels), sizeof(long) * 4);
+  long labels[4] = {0, 1, 7, 2};  // 7: out of range for 4 classes
+  cudaMemcpy(bad_labels, labels, sizeof labels, cudaMemcpyHostToDevice);
+}
+
+void bad_nll_loss(cudaStream_t stream) {
+  long nframe = 4, ndim = 4, classes = 4, ignore = -100;
+  bool average = true;
+  const float* no_weights = nullptr;
+  void* args[] = {&loss, &weight_sum, &input, &bad_labels, &no_weights, &average, &nframe, &ndim, &classes, &ignore};
+  std::printf("asserting launch: %ld\n", launches);
+  std::fflush(stdout);
+  cudaLaunchKernel(simkernels_host_stub("nll_loss"), dim3{1}, dim3{32}, args, 0, stream);
+  ++launches;
+}
+
+// Ten launches of long work, the assert, and `behind` more queued behind it.
+void assert_in_queue(cudaStream_t stream, int before, int behind) {
+  for (int i = 0; i < before; ++i) busy(stream, 2000);
+  bad_nll_loss(stream);
+  for (int i = 0; i < behind; ++i) busy(stream, 100);
+}
+
+cudaStream_t new_stream() {
+  cudaStream_t s = nullptr;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  return s;
+}
+
+int finish() {
+  cudaError_t sync = cudaDeviceSynchronize();
+  std::printf("sync: %s\n", cudaGetErrorName(sync));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "";
+  long count = argc > 2 ? std::strtol(argv[2], nullptr, 10) : 0;
+  if (cudaFree(nullptr) != cudaSuccess) return 4;
+  make_tensors();
+  if (std::strcmp(mode, "deep-queue") == 0) {
+    assert_in_queue(new_stream(), 10, 289);
+    return finish();
+  }
+  if (std::strcmp(mode, "many-streams") == 0) {
+    std::vector<cudaStream_t> streams(count > 0 ? count : 64);
+    for (cudaStream_t& s : streams) s = new_stream();
+    cudaStream_t failing = new_stream();
+    busy(failing, 300000);  // long enough for every other stream to finish first
+    for (cudaStream_t s : streams) {
+      for (int i = 0; i < 4; ++i) busy(s, 50);
+    }
+    assert_in_queue(failing, 0, 10);
+    return finish();
+  }
+  if (std::strcmp(mode, "churn") == 0) {
+    for (long i = 0; i < (count > 0 ? count : 6000); ++i) {
+      cudaStream_t s = new_stream();
+      busy(s, 1);
+      cudaStreamSynchronize(s);
+      cudaStreamDestroy(s);
+    }
+    assert_in_queue(new_stream(), 5, 5);
+    return finish();
+  }
+  if (std::strcmp(mode, "long") == 0) {
+    cudaStream_t s = new_stream();
+    for (long i = 0; i < (count > 0 ? count : 1000000); ++i) busy(s, 0);
+    assert_in_queue(s, 5, 5);
+    return finish();
+  }
+  std::fprintf(stderr, "load_job: unknown mode '%s' (deep-queue, many-streams, churn, long)\n", mode);
+  return 2;
+}
