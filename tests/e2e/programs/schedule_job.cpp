@@ -1,7 +1,8 @@
 // A randomized launch schedule like a GPU-bound job's, replayable from its seed: several streams with deep queues
 // (the host far ahead of the device), one or two launching threads (sometimes sharing streams), host syncs of other
-// streams, events and stream waits, streams made and destroyed, and exactly one launch that asserts, with up to a
-// hundred launches queued behind it on its stream. The device's assertion line names the kernel's function or is
+// streams, events and stream waits, streams made and destroyed, replays of CUDA graphs, and exactly one launch that
+// asserts (a kernel, or a kernel node of a graph replay), with up to a hundred launches queued behind it on its
+// stream. The device's assertion line names the kernel's function or is
 // anonymous (operator(), as PyTorch's lambda kernels print), and its block and thread lie within the asserting
 // launch's grid and block.
 //
@@ -9,7 +10,7 @@
 //   LAUNCHES: the number of launches (default: drawn from the seed, 20 to 1,500). A long run (say 1,000,000) puts
 //   the assert near the end, after the ring has wrapped many times.
 // Prints, before the final sync, what the oracle needs (the schedule is the seed's alone, whatever the shim does):
-//   plan: streams S threads T launches N named|anonymous
+//   plan: streams S threads T steps N named|anonymous [graphs]
 //   busy: B          (1: only the asserting launch's stream can have had work in flight at the fault)
 //   asserting: stream 0x.. shared_mem M grid G block K
 //   sync: <error name of the final cudaDeviceSynchronize>
@@ -65,7 +66,7 @@ void register_kernels() {
   }
 }
 
-enum class Op { launch, sync_other, record_wait, churn };
+enum class Op { launch, sync_other, record_wait, churn, replay, replay_failing };
 
 struct Step {
   Op op = Op::launch;
@@ -83,6 +84,9 @@ struct Plan {
   int failing_stream = 0;
   unsigned failing_shared = 0, failing_grid = 0, failing_block = 0;
   bool busy_one = false;
+  bool graphs = false;             // some steps replay a captured graph of healthy kernels
+  Step failing_node;               // when the assert is a graph's node: that node (the graph's second of three)
+  bool failing_in_graph = false;
 };
 
 Plan make_plan(uint64_t seed, long launches_wanted) {
@@ -94,6 +98,8 @@ Plan make_plan(uint64_t seed, long launches_wanted) {
   p.anonymous = pick(0, 1) == 1;
   long launches = launches_wanted > 0 ? launches_wanted : pick(20, 1500);
   bool syncs = pick(0, 2) == 0, waits = p.streams > 1 && pick(0, 2) == 0, churn = pick(0, 3) == 0;
+  p.graphs = pick(0, 2) == 0;
+  p.failing_in_graph = p.graphs && pick(0, 1) == 1;
   p.failing_stream = static_cast<int>(pick(0, p.streams - 1));
   // The failing stream's launches, the assert among its last hundred and one.
   long on_failing = p.streams == 1 ? launches : std::max<long>(1, pick(launches / (2 * p.streams), launches / p.streams));
@@ -119,6 +125,12 @@ Plan make_plan(uint64_t seed, long launches_wanted) {
       p.failing_shared = s.shared;
       p.failing_grid = s.grid;
       p.failing_block = s.block;
+      if (p.failing_in_graph) {
+        p.failing_node = s;
+        s.op = Op::replay_failing;
+      }
+    } else if (p.graphs && pick(0, 25) == 0) {
+      s.op = Op::replay;  // a replay of the healthy graph instead of this launch
     }
     int thread = p.threads == 2 && pick(0, 1) == 1 ? 1 : 0;
     p.steps[thread].push_back(s);
@@ -152,6 +164,28 @@ cudaError_t launch(const Step& s, cudaStream_t stream) {
   return cudaLaunchKernel(&kernel_stubs[args.kernel], dim3{s.grid}, dim3{s.block}, argv, s.shared, stream);
 }
 
+cudaGraphExec_t healthy_graph = nullptr, failing_graph = nullptr;
+
+// Three kernels captured on a stream of their own; the middle one is `middle` when given (the asserting node).
+cudaGraphExec_t capture(const Step* middle) {
+  cudaStream_t s = nullptr;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  Step healthy;
+  healthy.args.sleep_us = 20;
+  healthy.grid = 8;
+  healthy.block = 64;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  launch(healthy, s);
+  launch(middle != nullptr ? *middle : healthy, s);
+  launch(healthy, s);
+  cudaStreamEndCapture(s, &graph);
+  if (graph != nullptr) cudaGraphInstantiate(&exec, graph, 0);
+  cudaStreamDestroy(s);
+  return exec;
+}
+
 // A stream made, given one short launch, synchronized and destroyed, as a server does for hours.
 void churn_stream() {
   cudaStream_t s = nullptr;
@@ -183,6 +217,12 @@ void run_steps(const std::vector<Step>& steps, const std::vector<cudaStream_t>& 
       case Op::churn:
         churn_stream();
         break;
+      case Op::replay:
+        cudaGraphLaunch(healthy_graph, streams[s.stream]);
+        break;
+      case Op::replay_failing:
+        cudaGraphLaunch(failing_graph, streams[s.stream]);
+        break;
     }
   }
 }
@@ -201,9 +241,12 @@ int main(int argc, char** argv) {
   Plan plan = make_plan(seed, launches);
   std::vector<cudaStream_t> streams(plan.streams);
   for (cudaStream_t& s : streams) cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  if (plan.graphs) healthy_graph = capture(nullptr);
+  if (plan.failing_in_graph) failing_graph = capture(&plan.failing_node);
   size_t total = plan.steps[0].size() + plan.steps[1].size();
-  std::printf("plan: streams %d threads %d steps %zu %s\n", plan.streams, plan.threads, total,
-              plan.anonymous ? "anonymous" : "named");
+  std::printf("plan: streams %d threads %d steps %zu %s%s%s\n", plan.streams, plan.threads, total,
+              plan.anonymous ? "anonymous" : "named", plan.graphs ? " graphs" : "",
+              plan.failing_in_graph ? " (the assert in a graph's node)" : "");
   std::printf("busy: %d\n", plan.busy_one ? 1 : 0);
   std::printf("asserting: stream 0x%llx shared_mem %u grid %u block %u\n",
               static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(streams[plan.failing_stream])),
