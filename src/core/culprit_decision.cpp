@@ -90,6 +90,8 @@ bool lost_between(const Evidence& e, uint64_t from, uint64_t to) {
 
 struct OpenSet {
   std::vector<LaunchRecord> launches;  // can have failed
+  std::vector<bool> first_of_followed;  // per launch: the first unfinished launch of a pair the breadcrumbs follow
+  size_t waiting = 0;                  // launches set aside: they waited on an event for unfinished work
   bool complete = true;                // every launch that can have failed is among them
   bool by_breadcrumbs = false;
   bool unfollowed = false;             // some (stream, thread) had no breadcrumb: all its unfinished launches are in
@@ -145,8 +147,13 @@ OpenSet open_by_breadcrumbs(const Evidence& e) {
     uint64_t from = std::max({before, p.born_at, generations.start_of(key, end)});
     uint64_t upto = first != launches.end() ? (*first)->seq : std::max(p.launched_before, from);
     if (lost_between(e, from, upto)) ++lost_pairs;
-    if (first != launches.end()) open.launches.push_back(**first);
+    if (first != launches.end()) {
+      open.launches.push_back(**first);
+      open.first_of_followed.resize(open.launches.size());
+      open.first_of_followed.back() = true;
+    }
   }
+  open.first_of_followed.resize(open.launches.size());
   // Pairs with work outstanding and no launch left to show for it.
   for (const StreamProgress& p : e.progress->pairs) {
     if (chains.count({p.stream_key, p.ended_at, p.thread}) != 0) continue;
@@ -161,6 +168,39 @@ OpenSet open_by_breadcrumbs(const Evidence& e) {
                           " launches; FIRSTASSERT_RING keeps more)";
   }
   return open;
+}
+
+// Sets aside the open launches that waited (cudaStreamWaitEvent, by the thread that launched them, before it did) on
+// an event standing for a launch the breadcrumbs show unfinished: that launch's own breadcrumb was queued before the
+// event, so the event never completed and the waiting launch never started. Only the first unfinished launch of a
+// followed pair counts as unfinished here; nothing is set aside if nothing would be left.
+void set_aside_waiting(const Evidence& e, OpenSet& open) {
+  Generations generations(e);
+  std::vector<bool> waiting(open.launches.size(), false);
+  size_t count = 0;
+  for (size_t i = 0; i < open.launches.size(); ++i) {
+    const LaunchRecord& c = open.launches[i];
+    uint64_t key = key_of(c);
+    uint64_t born = generations.start_of(key, generations.end_of(key, c.seq));
+    for (const StreamWait& w : e.waits) {
+      if (w.stream_key != key || w.thread != c.thread || w.from > c.seq || w.from < born) continue;
+      for (size_t j = 0; j < open.launches.size() && !waiting[i]; ++j) {
+        const LaunchRecord& up = open.launches[j];
+        waiting[i] = open.first_of_followed[j] && j != i && key_of(up) == w.upstream.stream_key &&
+                     up.thread == w.upstream.thread && up.seq < w.upstream.before;
+      }
+      if (waiting[i]) break;
+    }
+    count += waiting[i];
+  }
+  if (count == 0 || count == open.launches.size()) return;
+  std::vector<LaunchRecord> kept;
+  for (size_t i = 0; i < open.launches.size(); ++i) {
+    if (!waiting[i]) kept.push_back(open.launches[i]);
+  }
+  open.launches = std::move(kept);
+  open.first_of_followed.clear();
+  open.waiting = count;
 }
 
 // Without breadcrumbs: every launch not proven complete by a sync.
@@ -237,6 +277,7 @@ Decision decide_culprit(const Evidence& e) {
     open.complete = false;
     open.incomplete_why = "too many streams were destroyed to tell every stream's launches apart";
   }
+  if (open.by_breadcrumbs && open.complete) set_aside_waiting(e, open);
   expand_graphs(e, open.launches);
   std::sort(open.launches.begin(), open.launches.end(), newest_first);
   std::set<uint64_t> streams;
@@ -269,6 +310,10 @@ Decision decide_culprit(const Evidence& e) {
                 " (the first unfinished launch of each thread the stream breadcrumbs follow, and every unfinished "
                 "launch of those they do not)";
   }
+  std::string waiting_words =
+      open.waiting == 0 ? std::string()
+                        : "; " + plural(open.waiting, "launch", "launches") +
+                              " on other streams waited (through an event) on unfinished work and cannot have run";
   if (!open.complete) {
     d.confidence = "unknown";
     d.reason = "the failing launch cannot be named: " + open.incomplete_why;
@@ -298,7 +343,8 @@ Decision decide_culprit(const Evidence& e) {
                  ": it ran to the fault before returning, as under CUDA_LAUNCH_BLOCKING=1";
     } else if (open.by_breadcrumbs) {
       d.reason = "stream breadcrumbs: every launch before this one on stream " + hex(only.stream) +
-                 " completed and this one did not, and every launch on other streams had completed";
+                 " completed and this one did not, and every launch on other streams had completed" +
+                 (open.waiting == 0 ? "" : " or waited on unfinished work") + waiting_words;
     } else {
       d.reason = "the only launch not seen to complete when " + e.api + " reported " + e.error;
     }
@@ -321,14 +367,14 @@ Decision decide_culprit(const Evidence& e) {
   if (fitting.size() == 1) {
     d.culprit = *fitting.front();
     d.confidence = "likely";
-    d.reason = set_words + " could have failed; only this one fits " + fit_words;
+    d.reason = set_words + " could have failed" + waiting_words + "; only this one fits " + fit_words;
     return d;
   }
   d.confidence = "window";
   // The oldest of those that fit (or of all): shown, not claimed.
   const LaunchRecord* shown = fitting.empty() ? &open.launches.back() : fitting.back();
   d.culprit = *shown;
-  d.reason = "the failing launch is one of " + set_words;
+  d.reason = "the failing launch is one of " + set_words + waiting_words;
   if (!fitting.empty()) {
     d.reason += "; " + std::to_string(fitting.size()) + " of them fit " + fit_words;
     // Those that fit first: they are the window.

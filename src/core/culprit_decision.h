@@ -36,6 +36,19 @@ struct StreamEnd {
   uint64_t at = 0;
 };
 
+// A stream wait on an event: the waiting thread's launches onto `stream_key` numbered from `from` on wait until the
+// work the event stood for completed: the launches on the upstream stream numbered below `before`.
+struct StreamWait {
+  uint64_t stream_key = 0;
+  int32_t thread = 0;
+  uint64_t from = 0;
+  struct Upstream {
+    uint64_t stream_key = 0;
+    int32_t thread = 0;  // the thread that recorded the event
+    uint64_t before = 0;
+  } upstream;
+};
+
 struct Evidence {
   std::vector<LaunchRecord> pending;  // launches of the failing context not proven complete by a sync, oldest first
   uint64_t launches = 0;              // launches recorded when the error was seen
@@ -45,6 +58,7 @@ struct Evidence {
   uint64_t synced_before = 0;         // a device sync proved every launch numbered below this complete
   uint64_t generations_known_from = 0;  // stream ends before this may have been forgotten
   std::vector<StreamEnd> stream_ends;
+  std::vector<StreamWait> waits;               // stream waits on events, the latest first
   std::optional<StreamProgressView> progress;  // the stream breadcrumbs; nullopt when off
   std::vector<DeviceMessage> messages;         // the device's assertion lines (only for a device assert)
   std::string api;                             // the call that reported the error

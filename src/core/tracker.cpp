@@ -13,6 +13,8 @@ namespace {
 
 constexpr size_t kMaxStreamMarks = 1024;
 constexpr size_t kMaxStreamEnds = 8192;
+constexpr size_t kMaxEvents = 1024;
+constexpr size_t kMaxWaits = 4096;
 
 }  // namespace
 
@@ -65,6 +67,31 @@ uint64_t Tracker::generation_start_locked(uint64_t key) const {
     if (end.stream_key == key) start = std::max(start, end.at);
   }
   return start;
+}
+
+// Events and stream waits order streams: a wait whose event stands for launches that never completed holds back the
+// waiting stream's later launches. Events recorded into a capturing stream are graph nodes, not stream work.
+void Tracker::record_event_locked(const ApiCall& call, uint64_t key, uint64_t upto) {
+  if (call.event == 0 || capturing(key)) return;
+  StreamWait::Upstream upstream{key, current_thread_id(), upto};
+  for (EventRecord& e : events_) {
+    if (e.event == call.event) {
+      e.upstream = upstream;
+      return;
+    }
+  }
+  if (events_.size() >= kMaxEvents) events_.erase(events_.begin());
+  events_.push_back({call.event, upstream});
+}
+
+void Tracker::wait_event_locked(const ApiCall& call, uint64_t key) {
+  if (call.event == 0 || capturing(key)) return;
+  for (const EventRecord& e : events_) {
+    if (e.event != call.event) continue;
+    if (waits_.size() >= kMaxWaits) waits_.erase(waits_.begin());
+    waits_.push_back({key, current_thread_id(), ring_.total(), e.upstream});
+    return;
+  }
 }
 
 void Tracker::stream_ended(uint64_t key, uint64_t at) {
@@ -147,6 +174,7 @@ Evidence Tracker::evidence() const {
     e.synced_before = synced_before_;
     e.generations_known_from = stream_ends_forgotten_below_;
     e.stream_ends = stream_ends_;
+    e.waits = waits_;
     e.api = primary_.api;
     e.error = error_name(primary_.domain, primary_.code);
     // Records still being written when the error was seen are complete by now.
@@ -214,6 +242,12 @@ void Tracker::record_call(const ApiCall& call) {
         break;
       case CallKind::begin_capture:
         set_capturing_locked(stream_key(call.stream, call.per_thread_default_stream, current_thread_id()), true);
+        break;
+      case CallKind::record_event:
+        record_event_locked(call, stream_key(call.stream, call.per_thread_default_stream, current_thread_id()), upto);
+        break;
+      case CallKind::wait_event:
+        wait_event_locked(call, stream_key(call.stream, call.per_thread_default_stream, current_thread_id()));
         break;
       default:
         break;

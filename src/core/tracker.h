@@ -36,6 +36,8 @@ enum class CallKind : uint8_t {
   begin_capture,  // launches into `stream` become graph nodes until end_capture
   end_capture,
   destroy_stream,  // `stream` ends: a handle made again later is another stream
+  record_event,    // `event` now stands for the work queued so far on `stream`
+  wait_event,      // work queued on `stream` from now on waits for what `event` stands for
 };
 
 struct ApiCall {
@@ -44,6 +46,7 @@ struct ApiCall {
   int code = 0;
   CallKind kind = CallKind::other;
   uintptr_t stream = 0;
+  uintptr_t event = 0;  // record_event, wait_event
   bool per_thread_default_stream = false;
   uintptr_t context = 0;
   // launch_count() when the call was entered: what a successful sync proves complete. kUnknown: count at exit.
@@ -216,6 +219,14 @@ class Tracker {
   mutable std::mutex mutex_;  // the error and sync paths only, never a launch
   std::vector<StreamMark> stream_marks_;  // streams proven complete up to a seq
   std::vector<StreamMark> context_marks_;  // whole contexts (device syncs), keyed by context
+  struct EventRecord {
+    uintptr_t event;
+    StreamWait::Upstream upstream;  // the stream and thread that recorded it, and the launches it stands for
+  };
+  std::vector<EventRecord> events_;  // the latest record of each event, bounded
+  std::vector<StreamWait> waits_;    // the latest waits, bounded
+  void record_event_locked(const ApiCall& call, uint64_t key, uint64_t upto);
+  void wait_event_locked(const ApiCall& call, uint64_t key);
   std::vector<StreamEnd> stream_ends_;     // the latest ends, bounded
   uint64_t stream_ends_forgotten_below_ = 0;  // ends before this may have been dropped from stream_ends_
   PrimaryError primary_;

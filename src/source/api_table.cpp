@@ -40,6 +40,16 @@ void read_hstream_field(const P& p, ApiCall& c) {
   c.stream = reinterpret_cast<uintptr_t>(p.hStream);
 }
 void no_stream(const NoParams&, ApiCall&) {}
+template <typename P>
+void read_event_fields(const P& p, ApiCall& c) {
+  c.stream = reinterpret_cast<uintptr_t>(p.stream);
+  c.event = reinterpret_cast<uintptr_t>(p.event);
+}
+template <typename P>
+void read_hevent_fields(const P& p, ApiCall& c) {
+  c.stream = reinterpret_cast<uintptr_t>(p.hStream);
+  c.event = reinterpret_cast<uintptr_t>(p.hEvent);
+}
 
 template <typename P>
 const P& as(const void* params) {

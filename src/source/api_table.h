@@ -77,7 +77,15 @@ struct NoParams {};
   X(cudaStreamEndCapture_v10000, cudaStreamEndCapture_v10000_params, end_capture, false, read_stream_field)    \
   X(cudaStreamEndCapture_ptsz_v10000, cudaStreamEndCapture_ptsz_v10000_params, end_capture, true,              \
     read_stream_field)                                                                                        \
-  X(cudaStreamDestroy_v5050, cudaStreamDestroy_v5050_params, destroy_stream, false, read_stream_field)
+  X(cudaStreamDestroy_v5050, cudaStreamDestroy_v5050_params, destroy_stream, false, read_stream_field)        \
+  X(cudaEventRecord_v3020, cudaEventRecord_v3020_params, record_event, false, read_event_fields)              \
+  X(cudaEventRecord_ptsz_v7000, cudaEventRecord_ptsz_v7000_params, record_event, true, read_event_fields)     \
+  X(cudaEventRecordWithFlags_v11010, cudaEventRecordWithFlags_v11010_params, record_event, false,            \
+    read_event_fields)                                                                                        \
+  X(cudaEventRecordWithFlags_ptsz_v11010, cudaEventRecordWithFlags_ptsz_v11010_params, record_event, true,   \
+    read_event_fields)                                                                                        \
+  X(cudaStreamWaitEvent_v3020, cudaStreamWaitEvent_v3020_params, wait_event, false, read_event_fields)        \
+  X(cudaStreamWaitEvent_ptsz_v7000, cudaStreamWaitEvent_ptsz_v7000_params, wait_event, true, read_event_fields)
 
 #define FIRSTASSERT_DRIVER_STREAM_CALLS(X)                                                                     \
   X(cuCtxSynchronize, NoParams, sync_device, false, no_stream)                                                    \
@@ -99,7 +107,13 @@ struct NoParams {};
     read_hstream_field)                                                                                       \
   X(cuStreamEndCapture, cuStreamEndCapture_params, end_capture, false, read_hstream_field)                    \
   X(cuStreamEndCapture_ptsz, cuStreamEndCapture_ptsz_params, end_capture, true, read_hstream_field)          \
-  X(cuStreamDestroy_v2, cuStreamDestroy_v2_params, destroy_stream, false, read_hstream_field)
+  X(cuStreamDestroy_v2, cuStreamDestroy_v2_params, destroy_stream, false, read_hstream_field)                 \
+  X(cuEventRecord, cuEventRecord_params, record_event, false, read_hevent_fields)                             \
+  X(cuEventRecord_ptsz, cuEventRecord_ptsz_params, record_event, true, read_hevent_fields)                    \
+  X(cuEventRecordWithFlags, cuEventRecordWithFlags_params, record_event, false, read_hevent_fields)           \
+  X(cuEventRecordWithFlags_ptsz, cuEventRecordWithFlags_ptsz_params, record_event, true, read_hevent_fields)  \
+  X(cuStreamWaitEvent, cuStreamWaitEvent_params, wait_event, false, read_hevent_fields)                       \
+  X(cuStreamWaitEvent_ptsz, cuStreamWaitEvent_ptsz_params, wait_event, true, read_hevent_fields)
 
 // What a CUDA graph call that succeeded means for the graph records (core/graph_table).
 enum class GraphCallKind : uint8_t { instantiate, update, clone, destroy_graph, destroy_exec, add_kernel_node };

@@ -52,6 +52,11 @@
     "cudaStreamQuery", true, (cudaStream_t stream), (stream))                                                        \
   X(RUNTIME, cudaStreamDestroy_v5050, cudaStreamDestroy_v5050_params, cudaError_t, cudaStreamDestroy,               \
     "cudaStreamDestroy", false, (cudaStream_t stream), (stream))                                                     \
+  X(RUNTIME, cudaEventRecord_v3020, cudaEventRecord_v3020_params, cudaError_t, cudaEventRecord, "cudaEventRecord",  \
+    false, (cudaEvent_t event, cudaStream_t stream), (event, stream))                                                \
+  X(RUNTIME, cudaStreamWaitEvent_v3020, cudaStreamWaitEvent_v3020_params, cudaError_t, cudaStreamWaitEvent,         \
+    "cudaStreamWaitEvent", false, (cudaStream_t stream, cudaEvent_t event, unsigned int flags),                      \
+    (stream, event, flags))                                                                                          \
   X(RUNTIME, cudaEventSynchronize_v3020, cudaEventSynchronize_v3020_params, cudaError_t, cudaEventSynchronize,      \
     "cudaEventSynchronize", false, (cudaEvent_t event), (event))                                                     \
   X(RUNTIME, cudaEventQuery_v3020, cudaEventQuery_v3020_params, cudaError_t, cudaEventQuery, "cudaEventQuery",      \
@@ -134,6 +139,10 @@
     (hStream))                                                                                                       \
   X(DRIVER, cuStreamDestroy_v2, cuStreamDestroy_v2_params, CUresult, cuStreamDestroy_v2, "cuStreamDestroy", false,  \
     (CUstream hStream), (hStream))                                                                                   \
+  X(DRIVER, cuEventRecord, cuEventRecord_params, CUresult, cuEventRecord, "cuEventRecord", false,                  \
+    (CUevent hEvent, CUstream hStream), (hEvent, hStream))                                                           \
+  X(DRIVER, cuStreamWaitEvent, cuStreamWaitEvent_params, CUresult, cuStreamWaitEvent, "cuStreamWaitEvent", false,   \
+    (CUstream hStream, CUevent hEvent, unsigned int Flags), (hStream, hEvent, Flags))                                \
   X(DRIVER, cuEventSynchronize, cuEventSynchronize_params, CUresult, cuEventSynchronize, "cuEventSynchronize", false, \
     (CUevent hEvent), (hEvent))                                                                                      \
   X(DRIVER, cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_params, CUresult, cuMemcpyHtoD_v2, "cuMemcpyHtoD", false,              \

@@ -68,6 +68,15 @@ TEST(Load, AfterAMillionLaunchesTheAnswerIsStillExact) {
   EXPECT_GE(o.report["launches_recorded"].get<long>(), 1000011);
 }
 
+// The side stream's queued work waited on the main stream's asserting launch through an event: it never started.
+TEST(Load, ASideStreamWaitingOnTheFailingStreamLeavesItExact) {
+  e2e::TempDir dir;
+  Outcome o = run_load(dir, {"side-stream"});
+  expect_named(o, "exact");
+  EXPECT_NE(o.report["culprit"]["reason"].get<std::string>().find("waited (through an event) on unfinished work"),
+            std::string::npos);
+}
+
 // Without breadcrumbs and without a sync, a wrapped ring cannot prove the launches it dropped complete.
 TEST(Load, AWrappedRingWithoutBreadcrumbsOrSyncsIsUnknown) {
   e2e::TempDir dir;

@@ -528,6 +528,73 @@ TEST_F(Culprit, ADeepQueueIsExactOnItsFirstUnfinishedLaunch) {
   EXPECT_THAT(f.reason, HasSubstr("stream breadcrumbs: every launch before this one on stream 0x5000a0 completed"));
 }
 
+// ---- Events and stream waits ---------------------------------------------------------------------------------
+
+constexpr uintptr_t kEvent = 0xe1;
+
+ApiCall event_call(CallKind kind, uintptr_t stream, uint64_t launches_at_entry) {
+  ApiCall c = test::call_of(kind == CallKind::record_event ? "cudaEventRecord" : "cudaStreamWaitEvent", 0, kind, stream);
+  c.event = kEvent;
+  c.launches_at_entry = launches_at_entry;
+  return c;
+}
+
+// B waited on an event recorded on A after A's launch 0, which its breadcrumbs show unfinished: B's launch never
+// started, so A's launch alone can have failed.
+TEST_F(Culprit, ALaunchThatWaitedOnAnUnfinishedLaunchsEventIsSetAside) {
+  launch(kQuiet, kStreamA);                                        // 0: unfinished
+  t.record_call(event_call(CallKind::record_event, kStreamA, 1));  // stands for launch 0
+  t.record_call(event_call(CallKind::wait_event, kStreamB, 1));
+  launch(kBusy, kStreamB);  // 1: waits for launch 0
+  breadcrumbs({{kStreamA, 0}, {kStreamB, 0}});
+  fault();
+  Findings f = t.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(0));
+  ASSERT_TRUE(f.culprit.has_value());
+  EXPECT_EQ(f.culprit->seq, 0u);
+  EXPECT_STREQ(f.confidence, "exact");
+  EXPECT_THAT(f.reason, HasSubstr("1 launch on other streams waited (through an event) on unfinished work"));
+}
+
+// The event was recorded before launch 0: it stands for nothing unfinished, and B's launch may have run.
+TEST_F(Culprit, AWaitOnAnEventRecordedBeforeTheUnfinishedLaunchSetsNothingAside) {
+  t.record_call(event_call(CallKind::record_event, kStreamA, 0));
+  launch(kQuiet, kStreamA);  // 0: unfinished, after the record
+  t.record_call(event_call(CallKind::wait_event, kStreamB, 1));
+  launch(kBusy, kStreamB);   // 1
+  breadcrumbs({{kStreamA, 0}, {kStreamB, 0}});
+  fault();
+  Findings f = t.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(1, 0));
+  EXPECT_STREQ(f.confidence, "window");
+}
+
+// Another thread recorded the event: its record may have reached stream A before launch 0's breadcrumb, so launch 0
+// may have completed and B's launch run. Nothing is set aside.
+TEST_F(Culprit, AnEventRecordedByAnotherThreadSetsNothingAside) {
+  launch(kQuiet, kStreamA);  // 0
+  std::thread([&] { t.record_call(event_call(CallKind::record_event, kStreamA, 1)); }).join();
+  t.record_call(event_call(CallKind::wait_event, kStreamB, 1));
+  launch(kBusy, kStreamB);  // 1
+  breadcrumbs({{kStreamA, 0}, {kStreamB, 0}});
+  fault();
+  Findings f = t.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(1, 0));
+  EXPECT_STREQ(f.confidence, "window");
+}
+
+// Without breadcrumbs nothing shows launch 0 unfinished (only not seen to complete): nothing is set aside.
+TEST_F(Culprit, WithoutBreadcrumbsAWaitSetsNothingAside) {
+  launch(kQuiet, kStreamA);
+  t.record_call(event_call(CallKind::record_event, kStreamA, 1));
+  t.record_call(event_call(CallKind::wait_event, kStreamB, 1));
+  launch(kBusy, kStreamB);
+  fault();
+  Findings f = t.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(1, 0));
+  EXPECT_STREQ(f.confidence, "window");
+}
+
 // ---- The launch ring ------------------------------------------------------------------------------------------
 
 // A ring of 16 and 20 launches on one stream: launches 0-3 are gone. The breadcrumbs say launches below 2 completed,

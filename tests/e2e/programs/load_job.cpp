@@ -8,6 +8,7 @@
 //   churn         COUNT streams (default 6000) made, given a launch, synchronized and destroyed; then an assert with
 //                 11 launches in flight on a new stream
 //   long          COUNT launches (default 1000000) on one stream, then an assert with 11 in flight
+//   side-stream   a side stream waits (an event) on the main stream after its asserting launch, with work queued
 // Prints "asserting launch: N" (0-based, in the order the job made its launches: the shim's seq when it recorded
 // every launch) and "sync: <name>" for the final cudaDeviceSynchronize.
 #include <cuda_runtime_api.h>
@@ -109,6 +110,18 @@ int main(int argc, char** argv) {
     assert_in_queue(s, 5, 5);
     return finish();
   }
-  std::fprintf(stderr, "load_job: unknown mode '%s' (deep-queue, many-streams, churn, long)\n", mode);
+  if (std::strcmp(mode, "side-stream") == 0) {
+    cudaStream_t main_stream = new_stream(), side = new_stream();
+    cudaEvent_t ready = nullptr;
+    cudaEventCreateWithFlags(&ready, cudaEventDisableTiming);
+    for (int i = 0; i < 3; ++i) busy(side, 100);  // the side stream's own earlier work completes
+    assert_in_queue(main_stream, 5, 0);
+    cudaEventRecord(ready, main_stream);
+    cudaStreamWaitEvent(side, ready, 0);  // as torch.cuda.Stream.wait_stream does
+    for (int i = 0; i < 10; ++i) busy(side, 100);
+    for (int i = 0; i < 5; ++i) busy(main_stream, 100);
+    return finish();
+  }
+  std::fprintf(stderr, "load_job: unknown mode '%s' (deep-queue, many-streams, churn, long, side-stream)\n", mode);
   return 2;
 }
