@@ -209,7 +209,7 @@ OpenSet open_by_syncs(const Evidence& e) {
   open.launches = e.pending;
   if (lost_between(e, 0, e.launches)) {
     open.complete = false;
-    open.incomplete_why = "launches the ring no longer holds were not proven complete by any sync (it holds the last " +
+    open.incomplete_why = "no sync proved complete the launches the launch ring no longer holds (it holds the last " +
                           std::to_string(e.ring_capacity) + " launches; FIRSTASSERT_RING keeps more)";
   }
   return open;

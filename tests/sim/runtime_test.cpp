@@ -59,6 +59,43 @@ TEST_F(Runtime, EachStreamRunsItsWorkInOrder) {
   cudaStreamDestroy(stream);
 }
 
+// The host runs far ahead of the device: a thousand launches queued on each of four streams return at once, the
+// streams run side by side, and each runs its own in order.
+TEST_F(Runtime, AThousandLaunchesQueuedOnEachOfFourStreams) {
+  constexpr int kStreams = 4, kQueued = 1000;
+  cudaStream_t streams[kStreams];
+  for (cudaStream_t& s : streams) ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  for (cudaStream_t s : streams) ASSERT_EQ(launch(busy(), s, 100000ull), cudaSuccess);  // holds every queue back
+  for (int i = 0; i < kQueued; ++i) {
+    for (int k = 0; k < kStreams; ++k) ASSERT_EQ(launch(&record_kernel, streams[k], k * kQueued + i), cudaSuccess);
+  }
+  for (cudaStream_t s : streams) EXPECT_EQ(cudaStreamQuery(s), cudaErrorNotReady) << "queued, not run";
+  EXPECT_TRUE(recorded_ids().empty());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<int> ids = recorded_ids();
+  ASSERT_EQ(ids.size(), size_t{kStreams * kQueued});
+  std::vector<int> last(kStreams, -1);
+  for (int id : ids) {
+    EXPECT_GT(id, last[id / kQueued]) << "stream " << id / kQueued << " ran out of order";
+    last[id / kQueued] = id;
+  }
+  for (cudaStream_t s : streams) cudaStreamDestroy(s);
+}
+
+// An assert drops every launch still queued, however deep the queue: none of the thousand behind it runs.
+TEST(RuntimeFault, AnAssertDropsAThousandQueuedLaunches) {
+  FRESH_PROCESS({
+    register_test_kernels();
+    cudaStream_t s;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_EQ(launch(busy(), s, 50000ull), cudaSuccess);
+    ASSERT_EQ(launch(&assert_kernel, s, 0u), cudaSuccess);
+    for (int i = 0; i < 1000; ++i) ASSERT_EQ(launch(&record_kernel, s, i), cudaSuccess) << "queued before the fault";
+    EXPECT_EQ(cudaStreamSynchronize(s), cudaErrorAssert);
+    EXPECT_TRUE(recorded_ids().empty());
+  });
+}
+
 // The kernel on stream A can only finish seeing the flag if the kernel on stream B runs while A's is running.
 TEST_F(Runtime, StreamsRunConcurrently) {
   cudaStream_t a, b;
