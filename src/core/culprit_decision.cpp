@@ -231,7 +231,8 @@ void expand_graphs(const Evidence& e, std::vector<LaunchRecord>& open) {
 }
 
 // Why one kernel node of a replay is the one that failed.
-std::string graph_reason(const LaunchRecord& node, const std::vector<LaunchRecord>& nodes, bool stream_breadcrumbs) {
+std::string graph_reason(const LaunchRecord& node, const std::vector<LaunchRecord>& nodes, bool stream_breadcrumbs,
+                         size_t waiting) {
   size_t completed = std::count_if(nodes.begin(), nodes.end(), [](const LaunchRecord& n) {
     return n.graph_state == GraphNodeState::completed;
   });
@@ -240,7 +241,8 @@ std::string graph_reason(const LaunchRecord& node, const std::vector<LaunchRecor
                        std::to_string(node.graph_node) +
                        " is the only one left that did not while every kernel node it waits for did";
   reason += stream_breadcrumbs ? "; the stream breadcrumbs show every earlier launch on stream " + hex(node.stream) +
-                                     " completed and no other stream had work outstanding"
+                                     " completed and every launch on other streams had completed" +
+                                     (waiting == 0 ? "" : " or waited on unfinished work")
                                : "; no other launch was outstanding";
   return reason;
 }
@@ -336,7 +338,7 @@ Decision decide_culprit(const Evidence& e) {
     d.confidence = "exact";
     if (only.graph_node != 0) {
       d.reason = graph_reason(only, e.replayed_nodes ? e.replayed_nodes(only) : std::vector<LaunchRecord>{},
-                              open.by_breadcrumbs);
+                              open.by_breadcrumbs, open.waiting);
     } else if (only.returned != 0) {
       d.reason = "this launch returned " + e.error + " itself and every other recorded launch had completed" +
                  std::string(open.by_breadcrumbs ? " (stream breadcrumbs)" : " (syncs that succeeded)") +
