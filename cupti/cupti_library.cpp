@@ -78,6 +78,7 @@ bool resolve(void* handle, CuptiLibrary& lib) {
   lib.subscribe_v2 = reinterpret_cast<decltype(lib.subscribe_v2)>(dlsym(handle, "cuptiSubscribe_v2"));
   lib.unsubscribe = reinterpret_cast<decltype(lib.unsubscribe)>(dlsym(handle, "cuptiUnsubscribe"));
   lib.enable_domain = reinterpret_cast<decltype(lib.enable_domain)>(dlsym(handle, "cuptiEnableDomain"));
+  lib.enable_callback = reinterpret_cast<decltype(lib.enable_callback)>(dlsym(handle, "cuptiEnableCallback"));
   lib.result_string = reinterpret_cast<decltype(lib.result_string)>(dlsym(handle, "cuptiGetResultString"));
   return lib.subscribe != nullptr && lib.unsubscribe != nullptr && lib.enable_domain != nullptr;
 }

@@ -15,6 +15,7 @@ struct CuptiLibrary {
   decltype(&cuptiSubscribe_v2) subscribe_v2 = nullptr;  // CUDA >= 12.9 (tells who holds the slot)
   decltype(&cuptiUnsubscribe) unsubscribe = nullptr;
   decltype(&cuptiEnableDomain) enable_domain = nullptr;
+  decltype(&cuptiEnableCallback) enable_callback = nullptr;  // null: whole domains are enabled
   decltype(&cuptiGetResultString) result_string = nullptr;
 
   explicit operator bool() const { return handle != nullptr; }

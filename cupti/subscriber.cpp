@@ -10,6 +10,7 @@
 #include "core/fast_tls.h"
 #include "core/no_ipa.h"
 #include "cupti_library.h"
+#include "followed_calls.h"
 #include "source/observer.h"
 
 namespace firstassert::cupti {
@@ -125,11 +126,63 @@ FIRSTASSERT_NO_IPA void handle(void* userdata, CUpti_CallbackDomain domain, CUpt
   if (runtime ? runtime_call_exited(now) : !inside_runtime_call(now)) left(userdata, domain, cbid, data);
 }
 
-// The most frequent callback first, on its own: a driver call made inside a runtime call CUPTI recorded the start
-// of (every runtime call makes one or more) is its implementation, left to the runtime call.
+// A routine call (source::routine_call: only its error matters) that failed: recorded, after the checks handle()
+// makes first.
+FIRSTASSERT_NO_IPA __attribute__((cold, noinline)) void routine_failed(void* userdata, CUpti_CallbackDomain domain,
+                                                                       CUpti_CallbackId cbid, const void* data) {
+  if (source::call_meaning(domain, cbid) == source::kNoErrorCode) return;
+  if (source::inside_our_call() || source::inside_hooked_call()) return;
+  left(userdata, domain, cbid, data);
+}
+
+inline bool failed(const void* data) {
+  const auto* result = static_cast<const int*>(static_cast<const CUpti_CallbackData*>(data)->functionReturnValue);
+  return result != nullptr && *result != 0;
+}
+
+// The most frequent callbacks first, on their own: a driver call made inside a runtime call CUPTI recorded the start
+// of (every runtime call makes one or more) is its implementation, left to the runtime call; then the routine calls.
+// A routine runtime call never holds another runtime call, nor is held by one (runtime callbacks do not nest): while
+// it runs, `inside` alone says so, for its own driver calls; only its result is checked.
 void CUPTIAPI on_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
-  if (domain == CUPTI_CB_DOMAIN_DRIVER_API && inside_runtime_call(source::cupti_subscription_now())) return;
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    if (inside_runtime_call(source::cupti_subscription_now())) return;
+    if (source::routine_driver_call(cbid)) {
+      if (static_cast<const CUpti_CallbackData*>(data)->callbackSite != CUPTI_API_ENTER && failed(data))
+        routine_failed(userdata, domain, cbid, data);
+      return;
+    }
+  } else if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && source::routine_runtime_call(cbid)) {
+    if (static_cast<const CUpti_CallbackData*>(data)->callbackSite == CUPTI_API_ENTER) {
+      runtime_calls.inside = source::cupti_subscription_now();
+      return;
+    }
+    runtime_calls.inside = 0;
+    if (failed(data)) routine_failed(userdata, domain, cbid, data);
+    return;
+  }
   handle(userdata, domain, cbid, data);
+}
+
+// The callbacks the recorder follows (followed_calls.h); whole domains where CUPTI cannot enable one callback.
+CUptiResult enable_followed_calls(const CuptiLibrary& lib, CUpti_SubscriberHandle subscriber) {
+  CUptiResult r = lib.enable_domain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+  if (r == CUPTI_SUCCESS && lib.enable_callback != nullptr) {
+    for (CUpti_CallbackId cbid : unfollowed_runtime_calls()) {
+      r = lib.enable_callback(0, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+      if (r != CUPTI_SUCCESS) break;
+    }
+  }
+  if (r == CUPTI_SUCCESS && lib.enable_callback != nullptr) {
+    for (CUpti_CallbackId cbid : followed_driver_calls()) {
+      r = lib.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+      if (r != CUPTI_SUCCESS) break;
+    }
+  } else if (r == CUPTI_SUCCESS) {
+    r = lib.enable_domain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+  }
+  if (r == CUPTI_SUCCESS) r = lib.enable_domain(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE);
+  return r;
 }
 
 CuptiLibrary library;
@@ -179,13 +232,11 @@ SubscribeResult start_recording(const CuptiLibrary& lib, const std::string& why_
     result.message = "cuptiSubscribe failed with " + lib.describe(r) + " using " + lib.path;
     return result;
   }
-  for (CUpti_CallbackDomain domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RESOURCE}) {
-    r = lib.enable_domain(1, subscriber, domain);
-    if (r != CUPTI_SUCCESS) {
-      lib.unsubscribe(subscriber);
-      result.message = "cuptiEnableDomain failed with " + lib.describe(r);
-      return result;
-    }
+  r = enable_followed_calls(lib, subscriber);
+  if (r != CUPTI_SUCCESS) {
+    lib.unsubscribe(subscriber);
+    result.message = "enabling CUPTI's callbacks failed with " + lib.describe(r);
+    return result;
   }
   library = lib;
   subscription.store(subscriber);

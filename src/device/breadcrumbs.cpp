@@ -117,7 +117,7 @@ Breadcrumbs::Slot* Breadcrumbs::take_slot_locked() {
       disable(why);
       return nullptr;
     }
-    page_ = static_cast<volatile uint64_t*>(page);
+    page_ = static_cast<uint64_t*>(page);
     page_device_ = device;
     page_used_ = 0;
   }
@@ -151,7 +151,7 @@ Breadcrumbs::Slot* Breadcrumbs::slot_for(uint64_t stream_key, int32_t thread, ui
   slot->ended_at = StreamProgress::kLive;
   slot->born_at = std::min(born_by, launch_count_ != nullptr ? launch_count_() : 0);
   slot->last_launched.store(0, std::memory_order_relaxed);
-  *slot->host = 0;
+  std::atomic_ref<uint64_t>(*slot->host).store(0, std::memory_order_release);
   slot->ident.store(ident, std::memory_order_release);
   insert_locked(static_cast<uint32_t>(slot - slots_), ident);
   if (thread == current_thread_id() && thread_end.owner == nullptr) {
@@ -213,7 +213,7 @@ std::optional<StreamProgressView> Breadcrumbs::progress() const {
   for (size_t i = 0; i < slots_used_; ++i) {
     const Slot& slot = slots_[i];
     if (slot.ident.load(std::memory_order_relaxed) == 0) continue;
-    view.pairs.push_back({slot.stream_key, slot.thread, *slot.host, slot.last_launched.load(std::memory_order_relaxed),
+    view.pairs.push_back({slot.stream_key, slot.thread, completed(slot), slot.last_launched.load(std::memory_order_relaxed),
                           slot.born_at, slot.ended_at});
   }
   if (!enabled()) return std::nullopt;  // turned off meanwhile: what the slots say may be stale

@@ -63,7 +63,7 @@ class Breadcrumbs {
     std::atomic<uint64_t> last_launched{0};  // seq + 1 of the pair's last launch followed by a write
     uint64_t ended_at = StreamProgress::kLive;
     uint64_t born_at = 0;
-    volatile uint64_t* host = nullptr;  // seq + 1 of the pair's last launch whose write ran
+    uint64_t* host = nullptr;  // seq + 1 of the pair's last launch whose write ran (the device writes it)
     CUdeviceptr device = 0;
   };
   static constexpr size_t kIndexSize = 2 * kMaxSlots;     // open addressing, at most half full of live slots
@@ -77,7 +77,9 @@ class Breadcrumbs {
   void remove_locked(uint64_t ident);
   void give_back_locked(Slot& slot, uint64_t ended_at);
   void rebuild_index_locked();
-  static bool drained(const Slot& slot) { return *slot.host >= slot.last_launched.load(std::memory_order_relaxed); }
+  // The device writes a slot while the host reads it: an atomic load (a plain move on x86-64).
+  static uint64_t completed(const Slot& slot) { return std::atomic_ref<uint64_t>(*slot.host).load(std::memory_order_acquire); }
+  static bool drained(const Slot& slot) { return completed(slot) >= slot.last_launched.load(std::memory_order_relaxed); }
 
   std::atomic<bool> enabled_{true};
   uint64_t (*launch_count_)() = nullptr;
@@ -88,7 +90,7 @@ class Breadcrumbs {
   std::atomic<uint32_t> index_[kIndexSize] = {};  // slot + 1, 0 (empty) or kTombstone
   size_t tombstones_ = 0;
   uint64_t recycled_below_ = 0;  // every launch of a slot used again has a seq below this
-  volatile uint64_t* page_ = nullptr;  // current pinned page and its device address
+  uint64_t* page_ = nullptr;  // current pinned page and its device address
   CUdeviceptr page_device_ = 0;
   size_t page_used_ = 0;
 };

@@ -138,6 +138,16 @@ Ret around(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* name,
   if (!runtime && runtime_calls.inside()) return call();
   RuntimeScope scope(runtime);
   if (runtime && !scope.outermost) return call();
+  if (source::routine_call(domain, cbid)) {
+    // Only its error matters (source::routine_call): recorded when it fails, as any call is.
+    Ret r = call();
+    if (static_cast<int>(r) == 0 || source::call_meaning(domain, cbid) == source::kNoErrorCode) return r;
+    try {
+      source::call_exited({domain, cbid, &params, name}, static_cast<int>(r), nullptr, current_context(), 0, nullptr);
+    } catch (...) {
+    }
+    return r;
+  }
   source::CallSite site{domain, cbid, &params, name};
   uint64_t entry = 0;
   const char* kernel = nullptr;

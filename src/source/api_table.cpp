@@ -91,6 +91,38 @@ constexpr LaunchNumbers number_launches() {
 
 constinit const LaunchNumbers launch_numbers = number_launches();
 
+namespace {
+
+constexpr bool only_proves_completion(CallKind kind) {
+  return kind == CallKind::sync_device || kind == CallKind::sync_stream || kind == CallKind::query_stream ||
+         kind == CallKind::sync_event || kind == CallKind::blocking_copy;
+}
+
+constexpr CallMeanings mean_calls() {
+  CallMeanings m{};
+#define FIRSTASSERT_MEAN_RUNTIME_LAUNCH(suffix, ...) m.runtime[CUPTI_RUNTIME_TRACE_CBID_##suffix] = kMeaningful;
+#define FIRSTASSERT_MEAN_DRIVER_LAUNCH(suffix, ...) m.driver[CUPTI_DRIVER_TRACE_CBID_##suffix] = kMeaningful;
+#define FIRSTASSERT_MEAN_RUNTIME_STREAM(suffix, type, kind, ...) \
+  m.runtime[CUPTI_RUNTIME_TRACE_CBID_##suffix] = only_proves_completion(CallKind::kind) ? kSyncOnly : kMeaningful;
+#define FIRSTASSERT_MEAN_DRIVER_STREAM(suffix, type, kind, ...) \
+  m.driver[CUPTI_DRIVER_TRACE_CBID_##suffix] = only_proves_completion(CallKind::kind) ? kSyncOnly : kMeaningful;
+#define FIRSTASSERT_MEAN_RUNTIME_GRAPH(suffix, ...) m.runtime[CUPTI_RUNTIME_TRACE_CBID_##suffix] = kMeaningful;
+#define FIRSTASSERT_MEAN_DRIVER_GRAPH(suffix, ...) m.driver[CUPTI_DRIVER_TRACE_CBID_##suffix] = kMeaningful;
+#define FIRSTASSERT_MEAN_NON_ERROR(suffix) m.runtime[CUPTI_RUNTIME_TRACE_CBID_##suffix] = kNoErrorCode;
+  FIRSTASSERT_RUNTIME_LAUNCHES(FIRSTASSERT_MEAN_RUNTIME_LAUNCH)
+  FIRSTASSERT_DRIVER_LAUNCHES(FIRSTASSERT_MEAN_DRIVER_LAUNCH)
+  FIRSTASSERT_RUNTIME_STREAM_CALLS(FIRSTASSERT_MEAN_RUNTIME_STREAM)
+  FIRSTASSERT_DRIVER_STREAM_CALLS(FIRSTASSERT_MEAN_DRIVER_STREAM)
+  FIRSTASSERT_RUNTIME_GRAPH_CALLS(FIRSTASSERT_MEAN_RUNTIME_GRAPH)
+  FIRSTASSERT_DRIVER_GRAPH_CALLS(FIRSTASSERT_MEAN_DRIVER_GRAPH)
+  FIRSTASSERT_RUNTIME_NON_ERROR_RESULTS(FIRSTASSERT_MEAN_NON_ERROR)
+  return m;
+}
+
+}  // namespace
+
+constinit const CallMeanings call_meanings = mean_calls();
+
 }  // namespace detail
 
 bool describe_stream_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, ApiCall& call) {

@@ -191,6 +191,31 @@ inline bool is_kernel_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
   return entry != 0 && (entry & detail::kGraphLaunchBit) == 0;
 }
 
+// What a call means to the recorder, by callback id, in one load: every callback asks first, so that the calls it only
+// checks for an error (most of them: cudaGetDevice, cudaGetLastError, ...) cost a load and a compare when they succeed.
+enum CallMeaning : uint8_t {
+  kErrorOnly = 0,      // only an error it returns matters
+  kSyncOnly = 1,       // a stream call whose success only proves work complete (sync_device ... blocking_copy)
+  kMeaningful = 2,     // a launch, a graph call, or a stream call with other effects (capture, destroy, events)
+  kNoErrorCode = 3,    // its result is not an error code (FIRSTASSERT_RUNTIME_NON_ERROR_RESULTS)
+};
+namespace detail {
+struct CallMeanings {
+  uint8_t runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+  uint8_t driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
+};
+extern const CallMeanings call_meanings;
+}  // namespace detail
+inline CallMeaning call_meaning(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+    return cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE ? static_cast<CallMeaning>(detail::call_meanings.runtime[cbid])
+                                                : kErrorOnly;
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+    return cbid < CUPTI_DRIVER_TRACE_CBID_SIZE ? static_cast<CallMeaning>(detail::call_meanings.driver[cbid])
+                                               : kErrorOnly;
+  return kErrorOnly;
+}
+
 // describe_launch, which reads a launch's params: source/launch_reader.h.
 // Fills call.kind, stream and stream flag when cbid is one of the stream calls; leaves call untouched otherwise.
 bool describe_stream_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, ApiCall& call);

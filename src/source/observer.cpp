@@ -24,6 +24,8 @@ size_t python_depth = 0;
 
 namespace detail {
 bool launches_need_entering = true;
+const Breadcrumbs* breadcrumbs_on = nullptr;
+RoutineCalls routine_calls{};
 }  // namespace detail
 
 void start(const Recording& r) {
@@ -32,6 +34,14 @@ void start(const Recording& r) {
                  : r.stack_depth > 0 ? std::min<size_t>(r.stack_depth, kMaxPythonFrames)
                                      : kMaxPythonFrames;
   detail::launches_need_entering = r.breadcrumbs != nullptr;
+  detail::breadcrumbs_on = r.breadcrumbs;
+  auto routine = [&](CallMeaning m) {
+    return m == kErrorOnly || m == kNoErrorCode || (m == kSyncOnly && r.breadcrumbs != nullptr);
+  };
+  for (CUpti_CallbackId cbid = 0; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid)
+    detail::routine_calls.runtime[cbid] = routine(call_meaning(CUPTI_CB_DOMAIN_RUNTIME_API, cbid));
+  for (CUpti_CallbackId cbid = 0; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
+    detail::routine_calls.driver[cbid] = routine(call_meaning(CUPTI_CB_DOMAIN_DRIVER_API, cbid));
 }
 const Recording& current_recording() { return recording; }
 
@@ -329,7 +339,8 @@ void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t c
   call.code = code;
   call.context = context;
   if (describe_stream_call(domain, cbid, site.params, call)) call.launches_at_entry = entered != nullptr ? *entered : 0;
-  if (code != 0 || call.kind != CallKind::other) recording.tracker->record_call(call);
+  bool proves_nothing_new = code == 0 && routine_call(domain, cbid);
+  if ((code != 0 || call.kind != CallKind::other) && !proves_nothing_new) recording.tracker->record_call(call);
   if (code == 0 && call.kind == CallKind::destroy_stream && recording.breadcrumbs != nullptr)
     recording.breadcrumbs->stream_destroyed(stream_key(call.stream, call.per_thread_default_stream, current_thread_id()),
                                             call.launches_at_entry);
@@ -353,9 +364,11 @@ uint64_t call_entered(const CallSite& site) {
     }
     return 0;
   }
-  // What a successful sync proves complete is what was launched before it began.
+  // What a successful sync proves complete is what was launched before it began (while the breadcrumbs do not
+  // prove it already).
   ApiCall probe;
   if (describe_stream_call(site.domain, site.cbid, nullptr, probe)) {
+    if (routine_call(site.domain, site.cbid)) return 0;
     if (probe.kind == CallKind::begin_capture && recording.graphs != nullptr) {
       OurCall guard;
       recording.graphs->prepare();

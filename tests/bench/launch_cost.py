@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Cost per kernel launch of each shim configuration, against the same simulator loop without the shim.
 
-The headline, printed first, is the shim's own instructions per launch on the launching thread, counted by
+The headline, printed first, is the shim's own instructions per op as PyTorch shapes an eager CUDA op (launch_loop
+--ops: two cudaGetDevice, the launch, cudaGetLastError; a stand-in until real torch counts them), then per non-launch
+call (--calls: cudaGetDevice, cudaGetLastError and cudaStreamQuery in turn), then per launch, on the launching
+thread, counted by
 valgrind's callgrind (thread 1 of --separate-threads=yes): the instructions run in the stub (libfirstassert.so), the
 recorder (libfirstassert_recorder.so) and libunwind, and apart from them what the shim makes the simulator (libcuda,
 libcudart, libcupti, libsimkernels) and libc etc. (libc, ld.so, libstdc++, libm, libgcc_s) run on its behalf: their
@@ -11,7 +14,8 @@ differences divided by the launches between the two runs, so start-up and exit c
 repeat exactly from run to run, so one pair of runs is enough; libc's do only on an idle machine (malloc's and the
 wake-ups' work follows how far the simulated device's thread lags behind the launches, which other load changes: by
 hundreds of instructions a launch, up to ~1,400 seen, with a load of 4 on 2 cores). The targets (printed, not
-fatal): record only at most 400 own instructions a launch, defaults at most 1,000, and Python frames at most 150
+fatal): an op at most 1,200 own instructions and a non-launch call at most 40 (defaults); record only at most 400 own
+instructions a launch, defaults at most 1,000, and Python frames at most 150
 more (the Python loop's "+ Python frames" minus "stacks 32 + breadcrumbs"). Without valgrind on PATH the headline is
 skipped; --no-callgrind skips it, --only-callgrind prints only it.
 
@@ -64,6 +68,21 @@ PYTHON_CONFIGURATIONS = [
     ("  + Python frames", True, dict(QUIET, FIRSTASSERT_STACK_DEPTH="32", FIRSTASSERT_BREADCRUMBS="1",
                                      FIRSTASSERT_PYTHON="1"), []),
 ]
+# One op as PyTorch shapes an eager CUDA op (launch_loop --ops: two cudaGetDevice, the launch, cudaGetLastError),
+# and the non-launch calls alone (--calls: cudaGetDevice, cudaGetLastError, cudaStreamQuery per iteration).
+OP_CONFIGURATIONS = [
+    ("ops, bare", False, {}, ["--ops"]),
+    ("ops, defaults", True, {}, ["--ops"]),
+    ("  same, interposition", True, {"FIRSTASSERT_BACKEND": "interpose"}, ["--ops"]),
+]
+CALL_CONFIGURATIONS = [
+    ("calls, bare", False, {}, ["--calls"]),
+    ("calls, defaults", True, {}, ["--calls"]),
+    ("  same, interposition", True, {"FIRSTASSERT_BACKEND": "interpose"}, ["--calls"]),
+]
+CALLS_PER_ITERATION = 3
+TARGET_OP_INSTRUCTIONS = {"ops, defaults": 1200}
+TARGET_CALL_INSTRUCTIONS = {"calls, defaults": 40}
 SYNC_CONFIGURATIONS = [
     ("bare, sync after each launch", False, {}, ["--sync-each"]),
     ("FIRSTASSERT_SYNC=all", True, {"FIRSTASSERT_SYNC": "all"}, []),
@@ -195,6 +214,12 @@ def target_note(value, limit, what):
     return f"  target <= {limit:,} {what}: {'met' if value <= limit else 'MISSED'}"
 
 
+def per_call(figures):
+    """The --calls rows per non-launch call instead of per iteration."""
+    return {name: {column: value / CALLS_PER_ITERATION for column, value in row.items()}
+            for name, row in figures.items()}
+
+
 def print_instruction_table(title, figures, configurations, targets=None):
     """One row per configuration: the shim's own instructions per launch by object, then what the other objects run
     beyond the bare loop's (the first configuration's) count, then the launching thread's whole count."""
@@ -243,16 +268,22 @@ def python_version_of(python):
 def print_headline(args, python_programs):
     """The instruction tables. Returns False if a callgrind run failed (the tables are then skipped)."""
     try:
+        ops = measure_instructions(args, OP_CONFIGURATIONS, [args.loop])
+        calls = per_call(measure_instructions(args, CALL_CONFIGURATIONS, [args.loop]))
         loop = measure_instructions(args, CONFIGURATIONS, [args.loop])
         pythons = [(program, measure_instructions(args, PYTHON_CONFIGURATIONS, program))
                    for program in python_programs]
     except CallgrindFailed as failure:
         print(f"headline (instructions per launch): skipped: {failure}")
         return False
-    print(f"headline: the shim's own instructions per launch on the launching thread (callgrind thread 1), by "
+    print(f"headline: the shim's own instructions per op, per non-launch call and per launch on the launching thread (callgrind thread 1), by "
           f"object, and the other objects' beyond the bare loop's; runs of {args.callgrind_launches} and "
           f"{2 * args.callgrind_launches} timed launches, differenced")
-    print_instruction_table("launch path", loop, CONFIGURATIONS, TARGET_OWN_INSTRUCTIONS)
+    print_instruction_table("per op (two cudaGetDevice, a launch, cudaGetLastError: an eager PyTorch op's CUDA calls)",
+                            ops, OP_CONFIGURATIONS, TARGET_OP_INSTRUCTIONS)
+    print_instruction_table("per non-launch call (cudaGetDevice, cudaGetLastError, cudaStreamQuery in turn)", calls,
+                            CALL_CONFIGURATIONS, TARGET_CALL_INSTRUCTIONS)
+    print_instruction_table("per launch", loop, CONFIGURATIONS, TARGET_OWN_INSTRUCTIONS)
     for program, python in pythons:
         print(f"launched from Python (CPython {python_version_of(program[0])}), 9 calls deep, the GIL released "
               f"(python_launch_loop.py)")
