@@ -105,11 +105,18 @@ OpenSet open_by_breadcrumbs(const Evidence& e) {
   open.by_breadcrumbs = true;
   Generations generations(e);
   std::map<Generation, uint64_t> completed;  // per stream generation, the highest breadcrumb
+  // Per (stream, generation, thread), the pair that follows it now: the newest, when a thread id came back.
   std::map<Chain, const StreamProgress*> followed;
+  auto shared = [&](uint64_t key) {
+    return std::find(e.shared_default_streams.begin(), e.shared_default_streams.end(), key) !=
+           e.shared_default_streams.end();
+  };
   for (const StreamProgress& p : e.progress->pairs) {
+    if (shared(p.stream_key)) continue;  // another device's writes share the slot: they prove nothing here
     uint64_t& c = completed[{p.stream_key, p.ended_at}];
     c = std::max(c, p.completed_before);
-    followed[{p.stream_key, p.ended_at, p.thread}] = &p;
+    const StreamProgress*& f = followed[{p.stream_key, p.ended_at, p.thread}];
+    if (f == nullptr || p.born_at > f->born_at) f = &p;
   }
   std::map<Chain, std::vector<const LaunchRecord*>> chains;  // oldest first
   for (const LaunchRecord& r : e.pending) {
@@ -119,6 +126,12 @@ OpenSet open_by_breadcrumbs(const Evidence& e) {
   size_t lost_pairs = 0;
   for (const auto& [chain, launches] : chains) {
     const auto& [key, end, thread] = chain;
+    if (shared(key)) {
+      // A default stream of several devices: every launch of it not proven complete by a sync is open.
+      for (const LaunchRecord* r : launches) open.launches.push_back(*r);
+      open.unfollowed = true;
+      continue;
+    }
     auto c = completed.find({key, end});
     uint64_t before = c != completed.end() ? c->second : 0;
     auto pair = followed.find(chain);
@@ -154,13 +167,16 @@ OpenSet open_by_breadcrumbs(const Evidence& e) {
     }
   }
   open.first_of_followed.resize(open.launches.size());
-  // Pairs with work outstanding and no launch left to show for it.
+  // Pairs with work outstanding and no launch left to show for it (the pair a chain was read against is checked).
   for (const StreamProgress& p : e.progress->pairs) {
-    if (chains.count({p.stream_key, p.ended_at, p.thread}) != 0) continue;
+    if (shared(p.stream_key)) continue;
+    Chain chain{p.stream_key, p.ended_at, p.thread};
+    if (chains.count(chain) != 0 && followed[chain] == &p) continue;
     uint64_t before = completed[{p.stream_key, p.ended_at}];
     uint64_t from = std::max({before, p.born_at, generations.start_of(p.stream_key, p.ended_at)});
     if (p.launched_before > from && lost_between(e, from, p.launched_before)) ++lost_pairs;
   }
+  if (!e.shared_default_streams.empty() && lost_between(e, 0, e.launches)) ++lost_pairs;
   if (lost_pairs > 0) {
     open.complete = false;
     open.incomplete_why = "the first unfinished launch of " + plural(lost_pairs, "stream", "streams") +
@@ -171,9 +187,10 @@ OpenSet open_by_breadcrumbs(const Evidence& e) {
 }
 
 // Sets aside the open launches that waited (cudaStreamWaitEvent, by the thread that launched them, before it did) on
-// an event standing for a launch the breadcrumbs show unfinished: that launch's own breadcrumb was queued before the
-// event, so the event never completed and the waiting launch never started. Only the first unfinished launch of a
-// followed pair counts as unfinished here; nothing is set aside if nothing would be left.
+// an event the same thread recorded after a launch of its own the breadcrumbs show unfinished: that launch's
+// breadcrumb was queued before the event, so the event never completed and the waiting launch never started. One
+// thread made the record, the wait and both launches, so their order is the host's own. Only the first unfinished
+// launch of a followed pair counts as unfinished here; nothing is set aside if nothing would be left.
 void set_aside_waiting(const Evidence& e, OpenSet& open) {
   Generations generations(e);
   std::vector<bool> waiting(open.launches.size(), false);
@@ -183,11 +200,14 @@ void set_aside_waiting(const Evidence& e, OpenSet& open) {
     uint64_t key = key_of(c);
     uint64_t born = generations.start_of(key, generations.end_of(key, c.seq));
     for (const StreamWait& w : e.waits) {
-      if (w.stream_key != key || w.thread != c.thread || w.from > c.seq || w.from < born) continue;
+      if (w.stream_key != key || w.thread != c.thread || w.upstream.thread != c.thread || w.from > c.seq ||
+          w.from < born)
+        continue;
       for (size_t j = 0; j < open.launches.size() && !waiting[i]; ++j) {
         const LaunchRecord& up = open.launches[j];
         waiting[i] = open.first_of_followed[j] && j != i && key_of(up) == w.upstream.stream_key &&
-                     up.thread == w.upstream.thread && up.seq < w.upstream.before;
+                     up.thread == w.upstream.thread && up.seq < w.upstream.before &&
+                     (w.upstream.context == 0 || up.context == 0 || up.context == w.upstream.context);
       }
       if (waiting[i]) break;
     }
@@ -257,6 +277,32 @@ std::string dims_text(const uint32_t (&d)[3]) {
 
 }  // namespace
 
+void cut_candidates(Decision& d, size_t most) {
+  if (d.candidates.size() <= most) return;
+  auto same = [](const LaunchRecord& a, const LaunchRecord& b) { return a.seq == b.seq && a.graph_node == b.graph_node; };
+  std::vector<size_t> order(d.candidates.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  // By group (fitting first), then oldest first; the one shown before all.
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    bool shown_a = d.culprit && same(d.candidates[a], *d.culprit), shown_b = d.culprit && same(d.candidates[b], *d.culprit);
+    if (shown_a != shown_b) return shown_a;
+    bool fit_a = a < d.fitting, fit_b = b < d.fitting;
+    if (fit_a != fit_b) return fit_a;
+    return d.candidates[a].seq < d.candidates[b].seq;
+  });
+  std::vector<bool> kept(d.candidates.size(), false);
+  for (size_t i = 0; i < most; ++i) kept[order[i]] = true;
+  std::vector<LaunchRecord> cut;
+  size_t fitting = 0;
+  for (size_t i = 0; i < d.candidates.size(); ++i) {
+    if (!kept[i]) continue;
+    fitting += i < d.fitting;
+    cut.push_back(d.candidates[i]);
+  }
+  d.candidates = std::move(cut);
+  d.fitting = fitting;
+}
+
 bool fits_message(const LaunchRecord& launch, const DeviceMessage& m) {
   if (launch.graph && launch.graph_node == 0) return true;  // a whole graph: any of its kernels may have printed it
   if (!names_no_kernel(m) && (launch.kernel == nullptr || short_name(launch) != short_name(m))) return false;
@@ -270,8 +316,18 @@ bool fits_message(const LaunchRecord& launch, const DeviceMessage& m) {
   return true;
 }
 
-Decision decide_culprit(const Evidence& e) {
+Decision decide_culprit(const Evidence& given) {
   Decision d;
+  const Evidence* evidence = &given;
+  Evidence without_returned;
+  if (!given.launch_blocking &&
+      std::any_of(given.pending.begin(), given.pending.end(), [](const LaunchRecord& r) { return r.returned != 0; })) {
+    // A launch that returned the sticky error never ran (it only learned of an earlier fault): not a candidate.
+    without_returned = given;
+    std::erase_if(without_returned.pending, [](const LaunchRecord& r) { return r.returned != 0; });
+    evidence = &without_returned;
+  }
+  const Evidence& e = *evidence;
   OpenSet open = e.progress ? open_by_breadcrumbs(e) : open_by_syncs(e);
   if (open.complete && e.generations_known_from > 0 &&
       std::any_of(e.pending.begin(), e.pending.end(),
@@ -340,9 +396,9 @@ Decision decide_culprit(const Evidence& e) {
       d.reason = graph_reason(only, e.replayed_nodes ? e.replayed_nodes(only) : std::vector<LaunchRecord>{},
                               open.by_breadcrumbs, open.waiting);
     } else if (only.returned != 0) {
-      d.reason = "this launch returned " + e.error + " itself and every other recorded launch had completed" +
-                 std::string(open.by_breadcrumbs ? " (stream breadcrumbs)" : " (syncs that succeeded)") +
-                 ": it ran to the fault before returning, as under CUDA_LAUNCH_BLOCKING=1";
+      d.reason = "this launch returned " + e.error + " itself, under CUDA_LAUNCH_BLOCKING=1 (it returns once its kernel "
+                 "ran), and every other recorded launch had completed" +
+                 std::string(open.by_breadcrumbs ? " (stream breadcrumbs)" : " (syncs that succeeded)");
     } else if (open.by_breadcrumbs) {
       d.reason = "stream breadcrumbs: every launch before this one on stream " + hex(only.stream) +
                  " completed and this one did not, and every launch on other streams had completed" +
@@ -386,6 +442,7 @@ Decision decide_culprit(const Evidence& e) {
       if (std::find(fitting.begin(), fitting.end(), &r) == fitting.end()) ordered.push_back(r);
     }
     d.candidates = std::move(ordered);
+    d.fitting = fitting.size();
   } else if (!e.messages.empty()) {
     d.reason += "; none of them fits the device's assertion line";
   } else {

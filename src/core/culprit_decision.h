@@ -44,8 +44,9 @@ struct StreamWait {
   uint64_t from = 0;
   struct Upstream {
     uint64_t stream_key = 0;
-    int32_t thread = 0;  // the thread that recorded the event
+    int32_t thread = 0;  // the thread that recorded the event (the one that waited on it, too)
     uint64_t before = 0;
+    uintptr_t context = 0;
   } upstream;
 };
 
@@ -58,7 +59,13 @@ struct Evidence {
   uint64_t synced_before = 0;         // a device sync proved every launch numbered below this complete
   uint64_t generations_known_from = 0;  // stream ends before this may have been forgotten
   std::vector<StreamEnd> stream_ends;
-  std::vector<StreamWait> waits;               // stream waits on events, the latest first
+  std::vector<StreamWait> waits;               // stream waits on events
+  // Default streams (stream_key.h) the ring shows launches onto from more than one context (device): their key is
+  // not one stream, so their breadcrumbs prove nothing.
+  std::vector<uint64_t> shared_default_streams;
+  // CUDA_LAUNCH_BLOCKING=1: a launch call returns once its kernel ran, so one that returned the sticky error may have
+  // run to the fault. Otherwise such a launch never ran: it only learned of an earlier fault.
+  bool launch_blocking = false;
   std::optional<StreamProgressView> progress;  // the stream breadcrumbs; nullopt when off
   std::vector<DeviceMessage> messages;         // the device's assertion lines (only for a device assert)
   std::string api;                             // the call that reported the error
@@ -68,13 +75,20 @@ struct Evidence {
 };
 
 struct Decision {
-  std::vector<LaunchRecord> candidates;  // the launches that can have failed, newest first
+  // The launches that can have failed, newest first; in a window the device's line narrowed, the first `fitting` are
+  // those that fit it (the window proper), the others after them.
+  std::vector<LaunchRecord> candidates;
+  size_t fitting = 0;
   std::optional<LaunchRecord> culprit;   // named: the claim (exact, likely) or the one shown (window)
   const char* confidence = "unknown";    // exact, likely, window or unknown
   std::string reason;
 };
 
 Decision decide_culprit(const Evidence& evidence);
+
+// The candidates cut to `most`: the oldest of those that fit the device's line first (the oldest launches are those
+// most likely to have run), then the oldest of the others, in the decision's order; the one shown always among them.
+void cut_candidates(Decision& d, size_t most);
 
 // Whether the device's assertion line can have come from this launch: the function it names (none for operator()
 // and lambdas) and its block and thread within the launch's grid and block.

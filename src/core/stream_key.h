@@ -18,6 +18,12 @@ inline uint64_t stream_key(uintptr_t stream, bool per_thread_default_stream, int
   return stream;
 }
 
+// Whether the key names a default stream (the legacy one, or a thread's own): each device (context) has its own under
+// the same key, unlike a created stream, whose handle is its own everywhere.
+inline bool is_default_stream_key(uint64_t key) {
+  return key == 0 || (key & 0xffffffffu) == kPerThreadStreamHandle;
+}
+
 // The handle that names the same stream from the launching thread in a legacy-stream driver call.
 inline uintptr_t explicit_stream_handle(uintptr_t stream, bool per_thread_default_stream) {
   if (stream == 0 && per_thread_default_stream) return kPerThreadStreamHandle;

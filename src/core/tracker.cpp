@@ -13,8 +13,7 @@ namespace {
 
 constexpr size_t kMaxStreamMarks = 1024;
 constexpr size_t kMaxStreamEnds = 8192;
-constexpr size_t kMaxEvents = 1024;
-constexpr size_t kMaxWaits = 4096;
+
 
 }  // namespace
 
@@ -42,21 +41,35 @@ LaunchRecord whole_record(const LaunchEvent& launch, const char* kernel) {
 
 }  // namespace
 
-void Tracker::raise_mark(std::vector<StreamMark>& marks, uint64_t key, uint64_t upto) {
+void Tracker::raise_mark(std::vector<StreamMark>& marks, uint64_t key, uintptr_t context, uint64_t upto) {
   for (StreamMark& m : marks) {
-    if (m.key == key && m.until == StreamProgress::kLive) {
+    if (m.key == key && m.context == context && m.until == StreamProgress::kLive) {
       m.completed_before = std::max(m.completed_before, upto);
       return;
     }
   }
   if (marks.size() >= kMaxStreamMarks) marks.erase(marks.begin());
-  marks.push_back({key, &marks == &stream_marks_ ? generation_start_locked(key) : 0, StreamProgress::kLive, upto});
+  marks.push_back({key, context, &marks == &stream_marks_ ? generation_start_locked(key) : 0, StreamProgress::kLive,
+                   upto});
 }
 
-bool Tracker::proven_complete(const std::vector<StreamMark>& marks, uint64_t key, uint64_t seq) {
+// A stream mark of a default stream proves only launches of the same context.
+bool Tracker::proven_complete(const std::vector<StreamMark>& marks, const LaunchRecord& r) {
+  uint64_t key = stream_key(r.stream, r.per_thread_default_stream, r.thread);
+  bool by_context = is_default_stream_key(key);
   return std::any_of(marks.begin(), marks.end(), [&](const StreamMark& m) {
-    return m.key == key && seq >= m.since && seq < m.until && seq < m.completed_before;
+    return m.key == key && (!by_context || m.context == r.context) && r.seq >= m.since &&
+           r.seq < m.until && r.seq < m.completed_before;
   });
+}
+
+bool Tracker::proven_by_context(const std::vector<StreamMark>& marks, const LaunchRecord& r) {
+  return std::any_of(marks.begin(), marks.end(),
+                     [&](const StreamMark& m) { return m.key == r.context && r.seq < m.completed_before; });
+}
+
+bool Tracker::proven_locked(const LaunchRecord& r) const {
+  return proven_by_context(context_marks_, r) || proven_complete(stream_marks_, r);
 }
 
 // The first launch number the stream's current generation can hold: after its handle's last end, or after any end
@@ -73,25 +86,27 @@ uint64_t Tracker::generation_start_locked(uint64_t key) const {
 // waiting stream's later launches. Events recorded into a capturing stream are graph nodes, not stream work.
 void Tracker::record_event_locked(const ApiCall& call, uint64_t key, uint64_t upto) {
   if (call.event == 0 || capturing(key)) return;
-  StreamWait::Upstream upstream{key, current_thread_id(), upto};
-  for (EventRecord& e : events_) {
-    if (e.event == call.event) {
-      e.upstream = upstream;
-      return;
-    }
-  }
-  if (events_.size() >= kMaxEvents) events_.erase(events_.begin());
-  events_.push_back({call.event, upstream});
+  EventRecord& slot = events_[std::hash<uintptr_t>{}(call.event) % kEventSlots];
+  slot.event = call.event;
+  slot.upstream = {key, current_thread_id(), upto, call.context};
 }
 
 void Tracker::wait_event_locked(const ApiCall& call, uint64_t key) {
   if (call.event == 0 || capturing(key)) return;
-  for (const EventRecord& e : events_) {
-    if (e.event != call.event) continue;
-    if (waits_.size() >= kMaxWaits) waits_.erase(waits_.begin());
-    waits_.push_back({key, current_thread_id(), ring_.total(), e.upstream});
-    return;
+  const EventRecord& slot = events_[std::hash<uintptr_t>{}(call.event) % kEventSlots];
+  if (slot.event != call.event) return;  // never recorded, or pushed out: nothing known
+  StreamWait wait{key, current_thread_id(), ring_.total(), slot.upstream};
+  if (waits_.size() < kMaxWaits) {
+    waits_.push_back(wait);
+  } else {
+    waits_[waits_next_] = wait;
+    waits_next_ = (waits_next_ + 1) % kMaxWaits;
   }
+}
+
+void Tracker::destroy_event_locked(const ApiCall& call) {
+  EventRecord& slot = events_[std::hash<uintptr_t>{}(call.event) % kEventSlots];
+  if (slot.event == call.event) slot = EventRecord{};
 }
 
 void Tracker::stream_ended(uint64_t key, uint64_t at) {
@@ -152,12 +167,21 @@ void Tracker::keep_evidence_locked(uintptr_t context) {
     for (; expected < r.seq && expected < total; ++expected) missing_.push_back(expected);
     expected = r.seq + 1;
     if (context != 0 && r.context != 0 && r.context != context) continue;
-    if (proven_complete(context_marks_, r.context, r.seq)) continue;
-    if (proven_complete(stream_marks_, stream_key(r.stream, r.per_thread_default_stream, r.thread), r.seq)) continue;
+    if (proven_locked(r)) continue;
     with_wall_time(r);
     pending_.push_back(r);
   }
   for (; expected < total; ++expected) missing_.push_back(expected);
+  std::map<uint64_t, uintptr_t> default_context;
+  shared_defaults_.clear();
+  for (const LaunchRecord& r : all) {
+    uint64_t key = stream_key(r.stream, r.per_thread_default_stream, r.thread);
+    if (!is_default_stream_key(key) || r.context == 0) continue;
+    auto [it, added] = default_context.emplace(key, r.context);
+    if (!added && it->second != r.context &&
+        std::find(shared_defaults_.begin(), shared_defaults_.end(), key) == shared_defaults_.end())
+      shared_defaults_.push_back(key);
+  }
   synced_before_ = 0;
   for (const StreamMark& m : context_marks_) {
     if (m.key == context) synced_before_ = std::max(synced_before_, m.completed_before);
@@ -175,6 +199,8 @@ Evidence Tracker::evidence() const {
     e.generations_known_from = stream_ends_forgotten_below_;
     e.stream_ends = stream_ends_;
     e.waits = waits_;
+    e.shared_default_streams = shared_defaults_;
+    e.launch_blocking = launch_blocking_;
     e.api = primary_.api;
     e.error = error_name(primary_.domain, primary_.code);
     // Records still being written when the error was seen are complete by now.
@@ -185,14 +211,32 @@ Evidence Tracker::evidence() const {
         continue;
       }
       if (primary_.context != 0 && r.context != 0 && r.context != primary_.context) continue;
-      if (proven_complete(context_marks_, r.context, r.seq) ||
-          proven_complete(stream_marks_, stream_key(r.stream, r.per_thread_default_stream, r.thread), r.seq))
-        continue;
+      if (proven_locked(r)) continue;
       with_wall_time(r);
       e.pending.insert(std::upper_bound(e.pending.begin(), e.pending.end(), r,
                                         [](const LaunchRecord& a, const LaunchRecord& b) { return a.seq < b.seq; }),
                        r);
     }
+    // Launches numbered after the error was seen: another thread's launch queued before the fault may have taken its
+    // number only then (a launch is numbered after its call returned), so they are candidates like the others.
+    uint64_t now = ring_.total();
+    uint64_t from = std::max(primary_.launches_before, now > ring_.capacity() ? now - ring_.capacity() : 0);
+    if (from - primary_.launches_before > ring_.capacity()) {
+      e.horizon = from;  // so many dropped since (other devices' launches): treated as nothing held before
+    } else {
+      for (uint64_t seq = primary_.launches_before; seq < from; ++seq) e.missing.push_back(seq);
+    }
+    for (uint64_t seq = from; seq < now; ++seq) {
+      LaunchRecord r;
+      if (!ring_.find(seq, r)) {
+        e.missing.push_back(seq);
+        continue;
+      }
+      if (primary_.context != 0 && r.context != 0 && r.context != primary_.context) continue;
+      with_wall_time(r);
+      e.pending.push_back(r);
+    }
+    e.launches = std::max(e.launches, now);
   }
   e.ring_capacity = ring_.capacity();
   e.replayed_nodes = [this](const LaunchRecord& r) { return replayed_nodes(r); };
@@ -220,11 +264,7 @@ void Tracker::record_call(const ApiCall& call) {
     std::lock_guard lock(mutex_);
     set_capturing_locked(stream_key(call.stream, call.per_thread_default_stream, current_thread_id()), false);
   }
-  if (call.code == 0 && call.kind == CallKind::destroy_stream) {
-    stream_ended(stream_key(call.stream, call.per_thread_default_stream, current_thread_id()),
-                 call.launches_at_entry != ApiCall::kUnknown ? call.launches_at_entry : ring_.total());
-    return;
-  }
+  if (call.code == 0 && call.kind == CallKind::destroy_stream) return;  // ended at its entry (stream_ended)
   if (call.code == 0) {
     if (has_primary()) return;  // after a fault nothing completes: marks would only mislead
     // Launches made by other threads while the call was blocked are not proven complete.
@@ -233,12 +273,13 @@ void Tracker::record_call(const ApiCall& call) {
     switch (call.kind) {
       case CallKind::sync_device:
         // Every launch made on this context before the call has completed; other contexts (GPUs) run on.
-        raise_mark(context_marks_, call.context, upto);
+        raise_mark(context_marks_, call.context, 0, upto);
         break;
       case CallKind::sync_stream:
       case CallKind::query_stream:
       case CallKind::blocking_copy:
-        raise_mark(stream_marks_, stream_key(call.stream, call.per_thread_default_stream, current_thread_id()), upto);
+        raise_mark(stream_marks_, stream_key(call.stream, call.per_thread_default_stream, current_thread_id()),
+                   call.context, upto);
         break;
       case CallKind::begin_capture:
         set_capturing_locked(stream_key(call.stream, call.per_thread_default_stream, current_thread_id()), true);
@@ -248,6 +289,9 @@ void Tracker::record_call(const ApiCall& call) {
         break;
       case CallKind::wait_event:
         wait_event_locked(call, stream_key(call.stream, call.per_thread_default_stream, current_thread_id()));
+        break;
+      case CallKind::destroy_event:
+        destroy_event_locked(call);
         break;
       default:
         break;
@@ -374,17 +418,7 @@ Findings Tracker::findings() const {
   if (f.has_primary) {
     Decision d = decide_culprit(evidence());
     f.candidates_total = d.candidates.size();
-    if (d.candidates.size() > kMaxCandidates) {
-      // The launch shown stays among those listed.
-      auto shown = d.culprit ? std::find_if(d.candidates.begin(), d.candidates.end(),
-                                            [&](const LaunchRecord& r) {
-                                              return r.seq == d.culprit->seq && r.graph_node == d.culprit->graph_node;
-                                            })
-                             : d.candidates.end();
-      if (shown != d.candidates.end() && shown - d.candidates.begin() >= static_cast<long>(kMaxCandidates))
-        std::iter_swap(shown, d.candidates.begin() + (kMaxCandidates - 1));
-      d.candidates.resize(kMaxCandidates);
-    }
+    cut_candidates(d, kMaxCandidates);
     f.candidates = std::move(d.candidates);
     f.culprit = std::move(d.culprit);
     f.confidence = d.confidence;

@@ -38,6 +38,8 @@ enum class CallKind : uint8_t {
   destroy_stream,  // `stream` ends: a handle made again later is another stream
   record_event,    // `event` now stands for the work queued so far on `stream`
   wait_event,      // work queued on `stream` from now on waits for what `event` stands for
+  destroy_event,   // `event` ends: a handle made again later is another event
+  reset_context,   // the context (and the memory breadcrumbs live in) is destroyed or reset
 };
 
 struct ApiCall {
@@ -128,6 +130,8 @@ class Tracker {
   void on_secondary(SecondaryHook hook) { on_secondary_ = std::move(hook); }
   void on_launch_error(LaunchErrorHook hook) { on_launch_error_ = std::move(hook); }
   void set_progress_probe(ProgressProbe probe) { probe_ = std::move(probe); }
+  // CUDA_LAUNCH_BLOCKING=1 in the process: a launch that returns the sticky error may have run to it.
+  void set_launch_blocking(bool on) { launch_blocking_ = on; }
   void set_graph_probe(GraphProbe probe) { graph_probe_ = std::move(probe); }
 
   // The stable copy of a kernel name, as launch records hold them.
@@ -184,12 +188,15 @@ class Tracker {
   std::vector<LaunchRecord> records() const;  // the ring's complete records, oldest first, with wall times
   struct StreamMark {
     uint64_t key;
+    uintptr_t context;          // a default stream's device (context): each has its own under one key
     uint64_t since;             // the stream's generation began with this launch number...
     uint64_t until;             // ...and ended before this one (StreamProgress::kLive: it lives)
     uint64_t completed_before;  // launches on the stream with seq below this have completed
   };
-  void raise_mark(std::vector<StreamMark>& marks, uint64_t key, uint64_t upto);
-  static bool proven_complete(const std::vector<StreamMark>& marks, uint64_t key, uint64_t seq);
+  void raise_mark(std::vector<StreamMark>& marks, uint64_t key, uintptr_t context, uint64_t upto);
+  static bool proven_complete(const std::vector<StreamMark>& marks, const LaunchRecord& r);
+  static bool proven_by_context(const std::vector<StreamMark>& marks, const LaunchRecord& r);
+  bool proven_locked(const LaunchRecord& r) const;
   uint64_t generation_start_locked(uint64_t key) const;
   void count_error(std::vector<ErrorSite>& sites, const ApiCall& call, int64_t now);
   void keep_evidence_locked(uintptr_t context);
@@ -219,14 +226,21 @@ class Tracker {
   mutable std::mutex mutex_;  // the error and sync paths only, never a launch
   std::vector<StreamMark> stream_marks_;  // streams proven complete up to a seq
   std::vector<StreamMark> context_marks_;  // whole contexts (device syncs), keyed by context
+  // The latest record of each event (the stream and thread that recorded it, and the launches it stands for), in a
+  // table of fixed size where an event may push out another (then its waits are not known: nothing is set aside).
   struct EventRecord {
-    uintptr_t event;
-    StreamWait::Upstream upstream;  // the stream and thread that recorded it, and the launches it stands for
+    uintptr_t event = 0;
+    StreamWait::Upstream upstream;
   };
-  std::vector<EventRecord> events_;  // the latest record of each event, bounded
-  std::vector<StreamWait> waits_;    // the latest waits, bounded
+  static constexpr size_t kEventSlots = 1024;
+  std::vector<EventRecord> events_ = std::vector<EventRecord>(kEventSlots);
+  static constexpr size_t kMaxWaits = 4096;
+  std::vector<StreamWait> waits_;  // the latest kMaxWaits, a ring from waits_next_
+  size_t waits_next_ = 0;
   void record_event_locked(const ApiCall& call, uint64_t key, uint64_t upto);
   void wait_event_locked(const ApiCall& call, uint64_t key);
+  void destroy_event_locked(const ApiCall& call);
+  bool launch_blocking_ = false;
   std::vector<StreamEnd> stream_ends_;     // the latest ends, bounded
   uint64_t stream_ends_forgotten_below_ = 0;  // ends before this may have been dropped from stream_ends_
   PrimaryError primary_;
@@ -235,6 +249,7 @@ class Tracker {
   uint64_t horizon_ = 0;
   std::vector<uint64_t> missing_;
   uint64_t synced_before_ = 0;
+  std::vector<uint64_t> shared_defaults_;  // default streams launched onto from several contexts
   // The kernel nodes of the executable graphs launched among the candidates, read when the primary error was seen
   // (the slots are final then, and the executable graph may be destroyed later), keyed by the executable graph.
   std::map<uintptr_t, std::vector<LaunchRecord>> graph_nodes_;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <unistd.h>
+
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/stream_key.h"
@@ -26,11 +28,15 @@ bool context_lost(CUresult r) {
   return r == CUDA_ERROR_ASSERT || r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_FAILED;
 }
 
-// A thread that made launches gives its slots back when it ends (a thread_local's destructor runs then).
+// A thread that made launches gives its slots back when it ends (a thread_local's destructor runs then). Not in a
+// forked child: a lost parent thread may hold the locks it would take.
 struct ThreadEnd {
   Breadcrumbs* owner = nullptr;
+  pid_t process = 0;
   ~ThreadEnd() {
-    if (owner != nullptr) owner->thread_ended(current_thread_id());
+    Breadcrumbs* ending = owner;
+    owner = nullptr;  // a launch from a later destructor of this thread registers again
+    if (ending != nullptr && process == getpid()) ending->thread_ended(current_thread_id());
   }
 };
 thread_local ThreadEnd thread_end;
@@ -138,7 +144,9 @@ Breadcrumbs::Slot* Breadcrumbs::slot_for(uint64_t stream_key, int32_t thread, ui
   if (slot == nullptr) {
     if (enabled() && slots_used_ == kMaxSlots) {
       char why[160];
-      std::snprintf(why, sizeof why, "more than %zu (stream, launching thread) pairs had work outstanding at once",
+      std::snprintf(why, sizeof why,
+                    "more than %zu (stream, launching thread) pairs at once (a pair lasts until its stream is "
+                    "destroyed or its thread ends)",
                     kMaxSlots);
       disable(why);
     }
@@ -156,6 +164,7 @@ Breadcrumbs::Slot* Breadcrumbs::slot_for(uint64_t stream_key, int32_t thread, ui
   insert_locked(static_cast<uint32_t>(slot - slots_), ident);
   if (thread == current_thread_id() && thread_end.owner == nullptr) {
     thread_end.owner = this;  // first use constructs the thread_local, whose destructor runs when the thread ends
+    thread_end.process = getpid();
   }
   return slot;
 }

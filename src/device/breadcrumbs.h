@@ -11,8 +11,8 @@
 //
 // Slots live as long as what they follow: a destroyed stream's slots end its generation (a handle the driver hands
 // out again is a new stream), a thread that ends gives its slots back, and a slot given back is used again once
-// every write queued to it ran. At most kMaxSlots pairs with work outstanding at once; past that breadcrumbs go off
-// with one line. After warm-up a launch costs two lock-free lookups and one driver call.
+// every write queued to it ran. At most kMaxSlots live pairs (a pair lives from its first launch until its stream is
+// destroyed or its thread ends, and until its writes ran); past that breadcrumbs go off with one line. After warm-up a launch costs two lock-free lookups and one driver call.
 #pragma once
 
 #include <cuda.h>

@@ -40,6 +40,21 @@ void read_hstream_field(const P& p, ApiCall& c) {
   c.stream = reinterpret_cast<uintptr_t>(p.hStream);
 }
 void no_stream(const NoParams&, ApiCall&) {}
+// cudaMemcpy is synchronous with the host only between host and device: a device-to-device copy (or one whose
+// direction the runtime infers, cudaMemcpyDefault) may return before it, and earlier work, completed (CUDA Runtime
+// API, "API synchronization behavior").
+template <typename P>
+void read_copy_kind(const P& p, ApiCall& c) {
+  if (p.kind != cudaMemcpyHostToDevice && p.kind != cudaMemcpyDeviceToHost) c.kind = CallKind::other;
+}
+template <typename P>
+void read_event_only(const P& p, ApiCall& c) {
+  c.event = reinterpret_cast<uintptr_t>(p.event);
+}
+template <typename P>
+void read_hevent_only(const P& p, ApiCall& c) {
+  c.event = reinterpret_cast<uintptr_t>(p.hEvent);
+}
 template <typename P>
 void read_event_fields(const P& p, ApiCall& c) {
   c.stream = reinterpret_cast<uintptr_t>(p.stream);

@@ -65,8 +65,8 @@ struct NoParams {};
   X(cudaStreamQuery_v3020, cudaStreamQuery_v3020_params, query_stream, false, read_stream_field)             \
   X(cudaStreamQuery_ptsz_v7000, cudaStreamQuery_ptsz_v7000_params, query_stream, true, read_stream_field)    \
   X(cudaEventSynchronize_v3020, NoParams, sync_event, false, no_stream)                                           \
-  X(cudaMemcpy_v3020, NoParams, blocking_copy, false, no_stream)                                                  \
-  X(cudaMemcpy_ptds_v7000, NoParams, blocking_copy, true, no_stream)                                           \
+  X(cudaMemcpy_v3020, cudaMemcpy_v3020_params, blocking_copy, false, read_copy_kind)                          \
+  X(cudaMemcpy_ptds_v7000, cudaMemcpy_ptds_v7000_params, blocking_copy, true, read_copy_kind)                 \
   X(cudaStreamBeginCapture_v10000, cudaStreamBeginCapture_v10000_params, begin_capture, false, read_stream_field) \
   X(cudaStreamBeginCapture_ptsz_v10000, cudaStreamBeginCapture_ptsz_v10000_params, begin_capture, true,        \
     read_stream_field)                                                                                        \
@@ -85,7 +85,9 @@ struct NoParams {};
   X(cudaEventRecordWithFlags_ptsz_v11010, cudaEventRecordWithFlags_ptsz_v11010_params, record_event, true,   \
     read_event_fields)                                                                                        \
   X(cudaStreamWaitEvent_v3020, cudaStreamWaitEvent_v3020_params, wait_event, false, read_event_fields)        \
-  X(cudaStreamWaitEvent_ptsz_v7000, cudaStreamWaitEvent_ptsz_v7000_params, wait_event, true, read_event_fields)
+  X(cudaStreamWaitEvent_ptsz_v7000, cudaStreamWaitEvent_ptsz_v7000_params, wait_event, true, read_event_fields) \
+  X(cudaEventDestroy_v3020, cudaEventDestroy_v3020_params, destroy_event, false, read_event_only)             \
+  X(cudaDeviceReset_v3020, NoParams, reset_context, false, no_stream)
 
 #define FIRSTASSERT_DRIVER_STREAM_CALLS(X)                                                                     \
   X(cuCtxSynchronize, NoParams, sync_device, false, no_stream)                                                    \
@@ -96,10 +98,8 @@ struct NoParams {};
   X(cuEventSynchronize, NoParams, sync_event, false, no_stream)                                                   \
   X(cuMemcpyHtoD_v2, NoParams, blocking_copy, false, no_stream)                                                   \
   X(cuMemcpyDtoH_v2, NoParams, blocking_copy, false, no_stream)                                                   \
-  X(cuMemcpy, NoParams, blocking_copy, false, no_stream)                                                          \
   X(cuMemcpyHtoD_v2_ptds, NoParams, blocking_copy, true, no_stream)                                               \
   X(cuMemcpyDtoH_v2_ptds, NoParams, blocking_copy, true, no_stream)                                               \
-  X(cuMemcpy_ptds, NoParams, blocking_copy, true, no_stream)                                                  \
   X(cuStreamBeginCapture_v2, cuStreamBeginCapture_v2_params, begin_capture, false, read_hstream_field)        \
   X(cuStreamBeginCapture_v2_ptsz, cuStreamBeginCapture_v2_ptsz_params, begin_capture, true, read_hstream_field) \
   X(cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph_params, begin_capture, false, read_hstream_field) \
@@ -113,7 +113,10 @@ struct NoParams {};
   X(cuEventRecordWithFlags, cuEventRecordWithFlags_params, record_event, false, read_hevent_fields)           \
   X(cuEventRecordWithFlags_ptsz, cuEventRecordWithFlags_ptsz_params, record_event, true, read_hevent_fields)  \
   X(cuStreamWaitEvent, cuStreamWaitEvent_params, wait_event, false, read_hevent_fields)                       \
-  X(cuStreamWaitEvent_ptsz, cuStreamWaitEvent_ptsz_params, wait_event, true, read_hevent_fields)
+  X(cuStreamWaitEvent_ptsz, cuStreamWaitEvent_ptsz_params, wait_event, true, read_hevent_fields)             \
+  X(cuEventDestroy_v2, cuEventDestroy_v2_params, destroy_event, false, read_hevent_only)                      \
+  X(cuCtxDestroy_v2, NoParams, reset_context, false, no_stream)                                                \
+  X(cuDevicePrimaryCtxReset_v2, NoParams, reset_context, false, no_stream)
 
 // What a CUDA graph call that succeeded means for the graph records (core/graph_table).
 enum class GraphCallKind : uint8_t { instantiate, update, clone, destroy_graph, destroy_exec, add_kernel_node };

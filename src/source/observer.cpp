@@ -1,5 +1,8 @@
 #include "observer.h"
 
+#include <cstdlib>
+#include <cstring>
+
 #include <atomic>
 #include <mutex>
 
@@ -17,6 +20,9 @@ namespace firstassert::source {
 namespace {
 
 Recording recording;  // set once before recording starts; what it points to is never freed
+// CUDA_LAUNCH_BLOCKING=1 (read at start), and how many launches returned a sticky error after the first error.
+bool launch_blocking = false;
+std::atomic<unsigned> blocking_returns_after{0};
 // Python frames per launch: as deep as the native stacks, or all a record holds; 0: none.
 size_t python_depth = 0;
 
@@ -35,6 +41,9 @@ void start(const Recording& r) {
                                      : kMaxPythonFrames;
   detail::launches_need_entering = r.breadcrumbs != nullptr;
   detail::breadcrumbs_on = r.breadcrumbs;
+  const char* blocking = std::getenv("CUDA_LAUNCH_BLOCKING");
+  launch_blocking = blocking != nullptr && std::strcmp(blocking, "1") == 0;
+  if (r.tracker != nullptr) r.tracker->set_launch_blocking(launch_blocking);
   auto routine = [&](CallMeaning m) {
     return m == kErrorOnly || m == kNoErrorCode || (m == kSyncOnly && r.breadcrumbs != nullptr);
   };
@@ -318,7 +327,11 @@ void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t c
     // The first sticky error returned by a launch: either the launch ran to the fault before returning
     // (CUDA_LAUNCH_BLOCKING=1) or it only learned of an earlier fault. It is recorded as a candidate, marked, and
     // the tracker's evidence decides which (later ones are only the aftermath).
-    bool may_have_faulted = is_sticky_error(code) && !recording.tracker->has_primary();
+    // Under CUDA_LAUNCH_BLOCKING=1 a launch on another thread may have run to the fault too, and return just after
+    // the first error was seen: a few are kept.
+    bool may_have_faulted =
+        is_sticky_error(code) && (!recording.tracker->has_primary() ||
+                                  (launch_blocking && blocking_returns_after.fetch_add(1, std::memory_order_relaxed) < 8));
     bool refused = !is_sticky_error(code) && !is_status_not_error(code);
     if (may_have_faulted || refused) capture_stacks(launch, stacks);
     if (may_have_faulted) {
@@ -341,9 +354,6 @@ void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t c
   if (describe_stream_call(domain, cbid, site.params, call)) call.launches_at_entry = entered != nullptr ? *entered : 0;
   bool proves_nothing_new = code == 0 && routine_call(domain, cbid);
   if ((code != 0 || call.kind != CallKind::other) && !proves_nothing_new) recording.tracker->record_call(call);
-  if (code == 0 && call.kind == CallKind::destroy_stream && recording.breadcrumbs != nullptr)
-    recording.breadcrumbs->stream_destroyed(stream_key(call.stream, call.per_thread_default_stream, current_thread_id()),
-                                            call.launches_at_entry);
 }
 
 uint64_t call_entered(const CallSite& site) {
@@ -367,8 +377,24 @@ uint64_t call_entered(const CallSite& site) {
   // What a successful sync proves complete is what was launched before it began (while the breadcrumbs do not
   // prove it already).
   ApiCall probe;
-  if (describe_stream_call(site.domain, site.cbid, nullptr, probe)) {
+  if (describe_stream_call(site.domain, site.cbid, site.params, probe)) {
     if (routine_call(site.domain, site.cbid)) return 0;
+    if (probe.kind == CallKind::destroy_stream) {
+      // Ended at its entry: once the driver frees the handle, another thread's new stream may have it before this
+      // call returns.
+      int32_t thread = current_thread_id();
+      uint64_t key = stream_key(probe.stream, probe.per_thread_default_stream, thread);
+      uint64_t launches = recording.tracker->launch_count();
+      recording.tracker->stream_ended(key, launches);
+      if (recording.breadcrumbs != nullptr) recording.breadcrumbs->stream_destroyed(key, launches);
+      return launches;
+    }
+    if (probe.kind == CallKind::reset_context) {
+      // The breadcrumbs' pinned memory goes with the context: nothing may write or read it after.
+      if (recording.breadcrumbs != nullptr) recording.breadcrumbs->disable("the CUDA context was destroyed or reset");
+      if (recording.graphs != nullptr) recording.graphs->disable("the CUDA context was destroyed or reset");
+      return 0;
+    }
     if (probe.kind == CallKind::begin_capture && recording.graphs != nullptr) {
       OurCall guard;
       recording.graphs->prepare();

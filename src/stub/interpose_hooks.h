@@ -52,6 +52,8 @@
     "cudaStreamQuery", true, (cudaStream_t stream), (stream))                                                        \
   X(RUNTIME, cudaStreamDestroy_v5050, cudaStreamDestroy_v5050_params, cudaError_t, cudaStreamDestroy,               \
     "cudaStreamDestroy", false, (cudaStream_t stream), (stream))                                                     \
+  X(RUNTIME, cudaEventDestroy_v3020, cudaEventDestroy_v3020_params, cudaError_t, cudaEventDestroy,                  \
+    "cudaEventDestroy", false, (cudaEvent_t event), (event))                                                         \
   X(RUNTIME, cudaEventRecord_v3020, cudaEventRecord_v3020_params, cudaError_t, cudaEventRecord, "cudaEventRecord",  \
     false, (cudaEvent_t event, cudaStream_t stream), (event, stream))                                                \
   X(RUNTIME, cudaStreamWaitEvent_v3020, cudaStreamWaitEvent_v3020_params, cudaError_t, cudaStreamWaitEvent,         \
@@ -139,6 +141,8 @@
     (hStream))                                                                                                       \
   X(DRIVER, cuStreamDestroy_v2, cuStreamDestroy_v2_params, CUresult, cuStreamDestroy_v2, "cuStreamDestroy", false,  \
     (CUstream hStream), (hStream))                                                                                   \
+  X(DRIVER, cuEventDestroy_v2, cuEventDestroy_v2_params, CUresult, cuEventDestroy_v2, "cuEventDestroy", false,      \
+    (CUevent hEvent), (hEvent))                                                                                      \
   X(DRIVER, cuEventRecord, cuEventRecord_params, CUresult, cuEventRecord, "cuEventRecord", false,                  \
     (CUevent hEvent, CUstream hStream), (hEvent, hStream))                                                           \
   X(DRIVER, cuStreamWaitEvent, cuStreamWaitEvent_params, CUresult, cuStreamWaitEvent, "cuStreamWaitEvent", false,   \

@@ -136,3 +136,38 @@ TEST(ApiTable, ALaunchsFieldsAreReadFromItsParams) {
 
 }  // namespace
 }  // namespace firstassert::source
+
+namespace firstassert::source {
+namespace {
+
+// cudaMemcpy proves earlier work complete only between host and device: a device-to-device copy (or cudaMemcpyDefault,
+// whose direction the runtime infers) may return before it has run.
+TEST(ApiTable, OnlyAHostDeviceCopyIsABlockingCopy) {
+  for (cudaMemcpyKind kind : {cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice,
+                              cudaMemcpyDefault, cudaMemcpyHostToHost}) {
+    cudaMemcpy_v3020_params params{};
+    params.kind = kind;
+    ApiCall call;
+    ASSERT_TRUE(describe_stream_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, &params, call));
+    bool host_device = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost;
+    EXPECT_EQ(call.kind == CallKind::blocking_copy, host_device) << "kind " << kind;
+  }
+}
+
+// What each call means decides how much a successful call costs: launches, graph calls and stream calls with effects
+// are meaningful; syncs only prove completion; the rest only have an error to check.
+TEST(ApiTable, CallMeanings) {
+  EXPECT_EQ(call_meaning(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000), kMeaningful);
+  EXPECT_EQ(call_meaning(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel), kMeaningful);
+  EXPECT_EQ(call_meaning(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020), kMeaningful);
+  EXPECT_EQ(call_meaning(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamDestroy_v5050), kMeaningful);
+  EXPECT_EQ(call_meaning(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020), kSyncOnly);
+  EXPECT_EQ(call_meaning(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize), kSyncOnly);
+  EXPECT_EQ(call_meaning(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020), kErrorOnly);
+  EXPECT_EQ(call_meaning(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020), kErrorOnly);
+  EXPECT_EQ(call_meaning(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGetErrorString_v3020), kNoErrorCode);
+  EXPECT_EQ(call_meaning(CUPTI_CB_DOMAIN_RESOURCE, 1), kErrorOnly);
+}
+
+}  // namespace
+}  // namespace firstassert::source

@@ -345,6 +345,7 @@ uint64_t Culprit::launch_that_returned(int code, const char* kernel, uintptr_t s
 
 // CUDA_LAUNCH_BLOCKING=1: the launch ran to the fault and returned it; everything before it completed.
 TEST_F(Culprit, ALaunchThatReturnedTheFaultWithEverythingElseCompleteIsExact) {
+  t.set_launch_blocking(true);
   launch(kLabel, kStreamA);                                        // 0
   launch(kQuiet, kStreamB);                                        // 1
   uint64_t blocking = launch_that_returned(710, kLabel, kStreamA);  // 2
@@ -354,16 +355,30 @@ TEST_F(Culprit, ALaunchThatReturnedTheFaultWithEverythingElseCompleteIsExact) {
   EXPECT_EQ(f.culprit->seq, blocking) << "not the earlier launch of the message's function";
   EXPECT_STREQ(f.confidence, "exact");
   EXPECT_THAT(seqs(f.candidates), ElementsAre(blocking));
-  EXPECT_THAT(f.reason, HasSubstr("this launch returned cudaErrorAssert itself"));
+  EXPECT_THAT(f.reason, HasSubstr("this launch returned cudaErrorAssert itself, under CUDA_LAUNCH_BLOCKING=1"));
   EXPECT_THAT(f.reason, HasSubstr("every other recorded launch had completed (stream breadcrumbs)"));
 }
 
-// An earlier launch on another stream never left its breadcrumb. The launch that returned the error may only have
-// learned of that fault (launches are asynchronous), or may have run to its own fault (CUDA_LAUNCH_BLOCKING=1, or B's
-// launch still running beside it): it is the first unfinished launch of its (stream, thread), so both can have
-// failed. Dropping it, as before, claimed more than the breadcrumbs show; returning the error does not make it the
-// culprit either. The device's line names label_kernel, which only B's launch runs.
-TEST_F(Culprit, ALaunchThatReturnedTheFaultIsOneCandidateBesideAnotherStreamsUnfinishedLaunch) {
+// Without CUDA_LAUNCH_BLOCKING a launch call returns before its kernel runs: one that returned the sticky error only
+// learned of an earlier fault (here, of work firstassert never recorded) and never ran. It is no candidate, and
+// nothing is named.
+TEST_F(Culprit, WithoutLaunchBlockingALaunchThatReturnedTheFaultNeverRan) {
+  launch(kLabel, kStreamA);                     // 0
+  launch(kQuiet, kStreamB);                     // 1
+  launch_that_returned(710, kLabel, kStreamA);  // 2
+  breadcrumbs({{kStreamA, 2}, {kStreamB, 2}});
+  Findings f = t.findings();
+  EXPECT_FALSE(f.culprit.has_value());
+  EXPECT_STREQ(f.confidence, "unknown");
+  EXPECT_THAT(seqs(f.candidates), IsEmpty());
+}
+
+// An earlier launch on another stream never left its breadcrumb. Under CUDA_LAUNCH_BLOCKING=1 the launch that
+// returned the error may have run to its own fault (B's launch still running beside it): it is the first unfinished
+// launch of its (stream, thread), so both can have failed, and returning the error does not make it the culprit. The
+// device's line names label_kernel, which only B's launch runs.
+TEST_F(Culprit, UnderLaunchBlockingALaunchThatReturnedTheFaultIsOneCandidateBesideAnUnfinishedOne) {
+  t.set_launch_blocking(true);
   launch(kQuiet, kStreamA);                                         // 0: completed
   uint64_t failed = launch(kLabel, kStreamB);                       // 1: never completed
   uint64_t returned = launch_that_returned(710, kQuiet, kStreamA);  // 2
@@ -379,7 +394,8 @@ TEST_F(Culprit, ALaunchThatReturnedTheFaultIsOneCandidateBesideAnotherStreamsUnf
 
 // The same without a line that tells them apart (both run kernels no line names): the window of the two, the older
 // (B's unfinished launch) shown, not claimed.
-TEST_F(Culprit, ALaunchThatReturnedTheFaultAndAnotherStreamsUnfinishedLaunchLeaveAWindow) {
+TEST_F(Culprit, UnderLaunchBlockingALaunchThatReturnedTheFaultAndAnUnfinishedOneLeaveAWindow) {
+  t.set_launch_blocking(true);
   launch(kQuiet, kStreamA);                                         // 0: completed
   uint64_t failed = launch(kBusy, kStreamB);                        // 1: never completed
   uint64_t returned = launch_that_returned(710, kQuiet, kStreamA);  // 2
@@ -390,6 +406,20 @@ TEST_F(Culprit, ALaunchThatReturnedTheFaultAndAnotherStreamsUnfinishedLaunchLeav
   EXPECT_EQ(f.culprit->seq, failed);
   EXPECT_STREQ(f.confidence, "window");
   EXPECT_THAT(f.reason, HasSubstr("none of them fits the device's assertion line"));
+}
+
+// Without CUDA_LAUNCH_BLOCKING the launch that returned the error never ran: B's unfinished launch is the only one
+// that can have failed.
+TEST_F(Culprit, WithoutLaunchBlockingTheUnfinishedLaunchBesideOneThatReturnedTheFaultIsExact) {
+  launch(kQuiet, kStreamA);                     // 0: completed
+  uint64_t failed = launch(kBusy, kStreamB);    // 1: never completed
+  launch_that_returned(710, kQuiet, kStreamA);  // 2
+  breadcrumbs({{kStreamA, 1}, {kStreamB, 1}});
+  Findings f = t.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(failed));
+  ASSERT_TRUE(f.culprit.has_value());
+  EXPECT_EQ(f.culprit->seq, failed);
+  EXPECT_STREQ(f.confidence, "exact");
 }
 
 // The same on one stream: the first unfinished launch decides, as for any other.
@@ -406,6 +436,7 @@ TEST_F(Culprit, ALaunchThatReturnedTheFaultAfterAnUnfinishedOneOnItsStreamIsNotT
 // Without breadcrumbs nothing shows which: the launch that returned it stays a candidate, and the device's message
 // decides among them.
 TEST_F(Culprit, WithoutBreadcrumbsALaunchThatReturnedTheFaultIsOneCandidateAmongOthers) {
+  t.set_launch_blocking(true);
   launch(kQuiet, kStreamA);                                        // 0
   uint64_t blocking = launch_that_returned(710, kLabel, kStreamA);  // 1
   Findings f = t.findings();
@@ -595,6 +626,84 @@ TEST_F(Culprit, WithoutBreadcrumbsAWaitSetsNothingAside) {
   EXPECT_STREQ(f.confidence, "window");
 }
 
+// The same event destroyed before the wait (its handle made again for an event never recorded): CUDA's wait then
+// waits for nothing, and B's launch may have run.
+TEST_F(Culprit, AWaitOnADestroyedEventSetsNothingAside) {
+  launch(kQuiet, kStreamA);                                        // 0: unfinished
+  t.record_call(event_call(CallKind::record_event, kStreamA, 1));  // stands for launch 0
+  ApiCall destroyed = event_call(CallKind::destroy_event, kStreamA, 1);
+  t.record_call(destroyed);
+  t.record_call(event_call(CallKind::wait_event, kStreamB, 1));
+  launch(kBusy, kStreamB);  // 1
+  breadcrumbs({{kStreamA, 0}, {kStreamB, 0}});
+  fault();
+  Findings f = t.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(1, 0));
+  EXPECT_STREQ(f.confidence, "window");
+}
+
+// ---- Default streams of several devices -----------------------------------------------------------------------
+
+// One thread launches onto the legacy stream of two devices: their launches share a stream key, and a breadcrumb
+// written on device 1 says nothing of device 0's stream. Device 0's launch 0 asserts while device 1's launch 2 ran;
+// the breadcrumb slot of the key says launches below 3 completed. Nothing may be claimed from it: every launch of
+// device 0 not proven by a sync can have failed.
+LaunchEvent on_context(const char* kernel, uintptr_t context) {
+  LaunchEvent e = test::kernel_launch(kernel, 0);
+  e.context = context;
+  return e;
+}
+
+TEST_F(Culprit, TheLegacyStreamsOfTwoDevicesAreNotOneStream) {
+  constexpr uintptr_t kDevice0 = 0xc0, kDevice1 = 0xc1;
+  test::accepted(t, on_context(kLabel, kDevice0), "cudaLaunchKernel");  // 0: asserts
+  test::accepted(t, on_context(kBusy, kDevice0), "cudaLaunchKernel");   // 1: behind it
+  test::accepted(t, on_context(kQuiet, kDevice1), "cudaLaunchKernel");  // 2: ran, wrote 3 into the key's slot
+  test::accepted(t, on_context(kQuiet, kDevice0), "cudaLaunchKernel");  // 3
+  breadcrumbs({{0, 3}});
+  ApiCall sync = test::call_of("cudaDeviceSynchronize", 710, CallKind::sync_device, 0);
+  sync.context = kDevice0;
+  t.record_call(sync);
+  Findings f = t.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(3, 1, 0)) << "device 0's launches, none proven complete";
+  ASSERT_TRUE(f.culprit.has_value());
+  EXPECT_EQ(f.culprit->seq, 0u);
+  EXPECT_STREQ(f.confidence, "likely") << f.reason;  // only launch 0 runs label_kernel
+}
+
+// A sync of device 1's legacy stream proves nothing of device 0's.
+TEST_F(Culprit, ASyncOfOneDevicesLegacyStreamProvesNothingOfAnothers) {
+  constexpr uintptr_t kDevice0 = 0xc0, kDevice1 = 0xc1;
+  test::accepted(t, on_context(kQuiet, kDevice0), "cudaLaunchKernel");  // 0: asserts
+  test::accepted(t, on_context(kQuiet, kDevice1), "cudaLaunchKernel");  // 1
+  ApiCall sync = test::call_of("cudaStreamSynchronize", 0, CallKind::sync_stream, 0);
+  sync.context = kDevice1;
+  sync.launches_at_entry = t.launch_count();
+  t.record_call(sync);
+  test::accepted(t, on_context(kBusy, kDevice0), "cudaLaunchKernel");  // 2
+  ApiCall fault = test::call_of("cudaDeviceSynchronize", 710, CallKind::sync_device, 0);
+  fault.context = kDevice0;
+  t.record_call(fault);
+  Findings f = t.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(2, 0));
+  EXPECT_STREQ(f.confidence, "window");
+}
+
+// ---- Launches numbered after the error was seen ------------------------------------------------------------------
+
+// Thread B's launch was queued before the fault but numbered only after thread A's sync saw the error (a launch is
+// numbered once its call returned): it is a candidate, and nothing is claimed of the launch the breadcrumbs leave.
+TEST_F(Culprit, ALaunchNumberedAfterTheErrorWasSeenIsACandidate) {
+  launch(kQuiet, kStreamA);  // 0: A's long innocent kernel
+  breadcrumbs({{kStreamA, 0}, {kStreamB, 0}});
+  fault();  // A's sync sees B's kernel's assert
+  uint64_t late = 0;
+  std::thread([&] { late = test::accepted(t, test::kernel_launch(kBusy, kStreamB), "cudaLaunchKernel"); }).join();
+  Findings f = t.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(late, 0));
+  EXPECT_STREQ(f.confidence, "window") << f.reason;
+}
+
 // ---- The launch ring ------------------------------------------------------------------------------------------
 
 // A ring of 16 and 20 launches on one stream: launches 0-3 are gone. The breadcrumbs say launches below 2 completed,
@@ -663,9 +772,7 @@ TEST_F(Culprit, ADeviceSyncAfterTheDroppedLaunchesKeepsTheWindowWhole) {
 // A sync of the new stream proves its own launches (1, 2) complete, and nothing of the old stream's launch 0.
 TEST_F(Culprit, ASyncOfAStreamMadeAgainDoesNotProveTheDestroyedStreamsLaunches) {
   launch(kQuiet, kStreamA);  // 0: the first stream at this handle, never synchronized
-  ApiCall destroy = test::call_of("cudaStreamDestroy", 0, CallKind::destroy_stream, kStreamA);
-  destroy.launches_at_entry = t.launch_count();
-  t.record_call(destroy);
+  t.stream_ended(kStreamA, t.launch_count());  // cudaStreamDestroy, at its entry (the event source's part)
   launch(kBusy, kStreamA);  // 1: the handle made again
   launch(kBusy, kStreamA);  // 2
   ApiCall sync = test::call_of("cudaStreamSynchronize", 0, CallKind::sync_stream, kStreamA);
@@ -687,9 +794,7 @@ TEST_F(Culprit, ASyncOfTheDestroyedStreamStillProvesItsLaunches) {
   ApiCall sync = test::call_of("cudaStreamSynchronize", 0, CallKind::sync_stream, kStreamA);
   sync.launches_at_entry = t.launch_count();
   t.record_call(sync);
-  ApiCall destroy = test::call_of("cudaStreamDestroy", 0, CallKind::destroy_stream, kStreamA);
-  destroy.launches_at_entry = t.launch_count();
-  t.record_call(destroy);
+  t.stream_ended(kStreamA, t.launch_count());  // cudaStreamDestroy, at its entry
   uint64_t fresh = launch(kBusy, kStreamA);  // 1: the handle made again
   fault();
   Findings f = t.findings();
@@ -704,9 +809,7 @@ TEST_F(Culprit, ASyncOfTheDestroyedStreamStillProvesItsLaunches) {
 // breadcrumb of the new stream numbered 3 must not prove the old stream's launch 0 complete.
 TEST_F(Culprit, BreadcrumbsOfAStreamMadeAgainDoNotProveTheDestroyedStreamsLaunches) {
   launch(kQuiet, kStreamA);  // 0
-  ApiCall destroy = test::call_of("cudaStreamDestroy", 0, CallKind::destroy_stream, kStreamA);
-  destroy.launches_at_entry = t.launch_count();
-  t.record_call(destroy);
+  t.stream_ended(kStreamA, t.launch_count());  // cudaStreamDestroy, at its entry
   launch(kBusy, kStreamA);  // 1
   launch(kBusy, kStreamA);  // 2
   int32_t me = current_thread_id();

@@ -412,9 +412,9 @@ TEST(Tracker, DeviceSyncOfOneContextKeepsAnotherContextsLaunches) {
   EXPECT_THAT(candidates(t), ElementsAre(0));
 }
 
-// 100 launches none of which is known complete: the report lists the newest, says how many there are, and keeps
-// the one it shows (the oldest, in a window) among those it lists.
-TEST(Tracker, CandidatesAreCappedNewestFirstKeepingTheOneShown) {
+// 100 launches none of which is known complete: the report lists the oldest 64, newest first, says how many there
+// are, and keeps the one it shows (the oldest, in a window) among those it lists.
+TEST(Tracker, CandidatesAreCappedToTheOldestKeepingTheOneShown) {
   Tracker t(256);
   for (int i = 0; i < 100; ++i) launch(t);
   device_sync(t, 710);
@@ -422,7 +422,8 @@ TEST(Tracker, CandidatesAreCappedNewestFirstKeepingTheOneShown) {
   std::vector<uint64_t> c = candidates(t);
   ASSERT_EQ(c.size(), Tracker::kMaxCandidates);
   EXPECT_EQ(f.candidates_total, 100u);
-  for (size_t i = 0; i + 1 < c.size(); ++i) EXPECT_EQ(c[i], 99 - i);
+  // The oldest are kept (the most likely to have run), listed newest first.
+  for (size_t i = 0; i < c.size(); ++i) EXPECT_EQ(c[i], Tracker::kMaxCandidates - 1 - i);
   ASSERT_TRUE(f.culprit.has_value());
   EXPECT_STREQ(f.confidence, "window");
   EXPECT_EQ(f.culprit->seq, 0u);
@@ -439,7 +440,10 @@ TEST(Tracker, RecentLaunchesAreTheNewestFirst) {
   EXPECT_EQ(f.launches_recorded, 40u);
 }
 
-TEST(Tracker, NothingAfterThePrimaryChangesTheCandidates) {
+// After the primary error, a sync that claims success proves nothing; a launch numbered after it is a candidate (on
+// another thread it may have been queued before the fault and numbered only after, as a launch is numbered once its
+// call returned).
+TEST(Tracker, AfterThePrimarySyncsProveNothingAndLaterLaunchesAreCandidates) {
   Tracker t(64);
   launch(t, {.stream = kStreamA});  // 0
   launch(t);                        // 1
@@ -449,11 +453,11 @@ TEST(Tracker, NothingAfterThePrimaryChangesTheCandidates) {
 
   device_sync(t);  // cannot succeed on a real device now; if one claims to, it proves nothing
   t.record_call(call("cudaStreamSynchronize", 0, CallKind::sync_stream, kStreamA));
-  launch(t);
+  launch(t);  // 2
   t.record_call(call("cudaDeviceSynchronize", 700, CallKind::sync_device));
 
   Findings after = t.findings();
-  EXPECT_EQ(seqs(after.candidates), seqs(before.candidates));
+  EXPECT_THAT(seqs(after.candidates), ElementsAre(2, 1, 0));
   EXPECT_EQ(after.primary.code, 710);
   EXPECT_EQ(after.primary.launches_before, 2u);
   EXPECT_EQ(after.secondary_count, 1u);
