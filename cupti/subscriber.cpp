@@ -110,20 +110,18 @@ FIRSTASSERT_NO_IPA void left(void*, CUpti_CallbackDomain domain, CUpti_CallbackI
 }
 
 // CUPTI's view of a call, handed to the shared observer: runtime calls at their outermost level, driver calls only
-// when made directly (not as the implementation of a runtime call).
+// when made directly (not as the implementation of a runtime call: on_callback has returned for those already).
+template <bool kRuntime>
 FIRSTASSERT_NO_IPA void handle(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   // The interposition hooks record a call they wrap themselves (a hand-over in progress): never both.
   if (source::inside_our_call() || source::inside_hooked_call() || data == nullptr) return;
-  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   const auto& cb = *static_cast<const CUpti_CallbackData*>(data);
-  unsigned now = source::cupti_subscription_now();
-  bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
   if (cb.callbackSite == CUPTI_API_ENTER) {
     // A runtime call counts as entered even while draining: its nested driver calls are its own all the same.
-    if (runtime ? runtime_call_entered(now) : !inside_runtime_call(now)) entered(userdata, domain, cbid, data);
+    if (!kRuntime || runtime_call_entered(source::cupti_subscription_now())) entered(userdata, domain, cbid, data);
     return;
   }
-  if (runtime ? runtime_call_exited(now) : !inside_runtime_call(now)) left(userdata, domain, cbid, data);
+  if (!kRuntime || runtime_call_exited(source::cupti_subscription_now())) left(userdata, domain, cbid, data);
 }
 
 // A routine call (source::routine_call: only its error matters) that failed: recorded, after the checks handle()
@@ -145,14 +143,8 @@ inline bool failed(const void* data) {
 // A routine runtime call never holds another runtime call, nor is held by one (runtime callbacks do not nest): while
 // it runs, `inside` alone says so, for its own driver calls; only its result is checked.
 void CUPTIAPI on_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
-  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-    if (inside_runtime_call(source::cupti_subscription_now())) return;
-    if (source::routine_driver_call(cbid)) {
-      if (static_cast<const CUpti_CallbackData*>(data)->callbackSite != CUPTI_API_ENTER && failed(data))
-        routine_failed(userdata, domain, cbid, data);
-      return;
-    }
-  } else if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && source::routine_runtime_call(cbid)) {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    if (!source::routine_runtime_call(cbid)) return handle<true>(userdata, domain, cbid, data);
     if (static_cast<const CUpti_CallbackData*>(data)->callbackSite == CUPTI_API_ENTER) {
       runtime_calls.inside = source::cupti_subscription_now();
       return;
@@ -161,7 +153,11 @@ void CUPTIAPI on_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_Cal
     if (failed(data)) routine_failed(userdata, domain, cbid, data);
     return;
   }
-  handle(userdata, domain, cbid, data);
+  if (domain != CUPTI_CB_DOMAIN_DRIVER_API) return;  // the resource domain's callbacks tell the recorder nothing
+  if (inside_runtime_call(source::cupti_subscription_now())) return;
+  if (!source::routine_driver_call(cbid)) return handle<false>(userdata, domain, cbid, data);
+  if (static_cast<const CUpti_CallbackData*>(data)->callbackSite != CUPTI_API_ENTER && failed(data))
+    routine_failed(userdata, domain, cbid, data);
 }
 
 // The callbacks the recorder follows (followed_calls.h); whole domains where CUPTI cannot enable one callback.

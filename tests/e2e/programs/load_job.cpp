@@ -114,7 +114,8 @@ int main(int argc, char** argv) {
     cudaStream_t main_stream = new_stream(), side = new_stream();
     cudaEvent_t ready = nullptr;
     cudaEventCreateWithFlags(&ready, cudaEventDisableTiming);
-    for (int i = 0; i < 3; ++i) busy(side, 100);  // the side stream's own earlier work completes
+    for (int i = 0; i < 3; ++i) busy(side, 100);
+    cudaStreamSynchronize(side);  // the side stream's own earlier work completes, however loaded the machine
     assert_in_queue(main_stream, 5, 0);
     cudaEventRecord(ready, main_stream);
     cudaStreamWaitEvent(side, ready, 0);  // as torch.cuda.Stream.wait_stream does
