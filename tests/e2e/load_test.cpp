@@ -39,12 +39,16 @@ TEST(Load, TheEleventhOfThreeHundredQueuedLaunchesIsExact) {
   EXPECT_NE(o.report["culprit"]["reason"].get<std::string>().find("stream breadcrumbs"), std::string::npos);
 }
 
-// Without breadcrumbs all 300 are open; the device's line names nll_loss, which only the asserting launch runs.
+// Without breadcrumbs all that were recorded are open; the device's line names nll_loss, which only the asserting
+// launch runs.
 TEST(Load, WithoutBreadcrumbsTheDeviceLinePicksTheOneOfThreeHundred) {
   e2e::TempDir dir;
   Outcome o = run_load(dir, {"deep-queue"}, {{"FIRSTASSERT_BREADCRUMBS", "0"}});
   expect_named(o, "likely");
-  EXPECT_EQ(o.report["decision"]["candidates"], 300);
+  // Every launch recorded can have failed: the 300, or fewer where the device reached the assert before the host had
+  // made them all (a slow host: the later launches then fail at once and are not recorded).
+  EXPECT_EQ(o.report["decision"]["candidates"], o.report["launches_recorded"]);
+  EXPECT_GE(o.report["launches_recorded"].get<int>(), 11);
   EXPECT_NE(o.report["culprit"]["reason"].get<std::string>().find("only this one fits"), std::string::npos);
 }
 
