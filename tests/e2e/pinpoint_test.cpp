@@ -71,6 +71,19 @@ TEST_P(Pinpoint, DeviceMessageIsParsedAndAttachedWithItsHint) {
       << o.run.err;
 }
 
+// cudaGetDevice is not followed (docs/architecture.md, "Which calls are followed"): the program learns of the fault
+// there first, and the next followed call, cudaGetLastError, reports it. Nothing is lost: the culprit is exact.
+TEST_P(Pinpoint, AnErrorAnUnfollowedCallReturnsFirstIsReportedByTheNextFollowedOne) {
+  e2e::TempDir dir;
+  Outcome o = run_job(dir, "unfollowed-first");
+  EXPECT_EQ(printed_word(o.run.out, "cudaGetDevice"), "cudaErrorAssert") << "the unfollowed call saw it first";
+  EXPECT_EQ(printed_word(o.run.out, "cudaGetLastError"), "cudaErrorAssert");
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  EXPECT_EQ(o.report["first_error"]["api"], "cudaGetLastError");
+  EXPECT_EQ(culprit(o)["mangled"], kNllLoss);
+  EXPECT_EQ(culprit(o)["confidence"], "exact") << culprit(o)["reason"];
+}
+
 TEST_P(Pinpoint, WithoutBreadcrumbsTheDeviceMessageNarrowsTheWindow) {
   e2e::TempDir dir;
   Outcome o = run_job(dir, "in-flight", {{"FIRSTASSERT_BREADCRUMBS", "0"}});

@@ -7,6 +7,8 @@
 //   big-block-abort  the same, then abort() (an uncaught exception ends a job this way)
 //   kill          as in-flight, then SIGKILL right after the sync that printed the assertion line
 //   kill-after-secondary  as kill, with one more failing call (a secondary error) before the SIGKILL
+//   unfollowed-first  nll_loss asserts; cudaGetDevice (a call firstassert does not follow) is asked until it returns
+//                 the error, then cudaGetLastError; prints "cudaGetDevice: <name>" and "cudaGetLastError: <name>"
 // Prints "sync: <name>" for the job's own synchronization and "next call: <name>" for the call after the
 // failing launch (in-flight only).
 #include <cuda_runtime_api.h>
@@ -98,6 +100,17 @@ int two_streams() {
   return sync == cudaSuccess ? 0 : 1;
 }
 
+int unfollowed_first() {
+  Tensors t = make_tensors();
+  bad_nll_loss(t, nullptr);
+  int device = 0;
+  cudaError_t seen = cudaSuccess;
+  for (int i = 0; i < 10000 && (seen = cudaGetDevice(&device)) == cudaSuccess; ++i) usleep(1000);
+  cudaError_t last = cudaGetLastError();
+  std::printf("cudaGetDevice: %s\ncudaGetLastError: %s\n", cudaGetErrorName(seen), cudaGetErrorName(last));
+  return 1;
+}
+
 int big_block(bool abort_after) {
   unsigned long long us = 1;
   void* args[] = {&us};
@@ -122,7 +135,8 @@ int main(int argc, char** argv) {
   if (std::strcmp(mode, "kill-after-secondary") == 0) return in_flight(true, true);
   if (std::strcmp(mode, "two-streams") == 0) return two_streams();
   if (std::strcmp(mode, "big-block") == 0) return big_block(false);
+  if (std::strcmp(mode, "unfollowed-first") == 0) return unfollowed_first();
   if (std::strcmp(mode, "big-block-abort") == 0) return big_block(true);
-  std::fprintf(stderr, "pinpoint_job: unknown mode '%s' (in-flight, two-streams, big-block, kill, kill-after-secondary)\n", mode);
+  std::fprintf(stderr, "pinpoint_job: unknown mode '%s' (in-flight, two-streams, big-block, kill, kill-after-secondary, unfollowed-first)\n", mode);
   return 2;
 }
