@@ -1,6 +1,7 @@
 // A randomized launch schedule like a GPU-bound job's, replayable from its seed: several streams with deep queues
-// (the host far ahead of the device), one or two launching threads (sometimes sharing streams), host syncs of other
-// streams, events and stream waits, streams made and destroyed, replays of CUDA graphs, and exactly one launch that
+// (the host far ahead of the device), sometimes the legacy default stream among blocking ones, one or two launching
+// threads (sometimes sharing streams), host syncs of other streams and of the device, events (waited on by streams or
+// by the host), streams made and destroyed, replays of CUDA graphs, and exactly one launch that
 // asserts (a kernel, or a kernel node of a graph replay), with up to a hundred launches queued behind it on its
 // stream. The device's assertion line names the kernel's function or is
 // anonymous (operator(), as PyTorch's lambda kernels print), and its block and thread lie within the asserting
@@ -66,7 +67,7 @@ void register_kernels() {
   }
 }
 
-enum class Op { launch, sync_other, record_wait, churn, replay, replay_failing };
+enum class Op { launch, sync_other, sync_device, record_wait, record_sync, churn, replay, replay_failing };
 
 struct Step {
   Op op = Op::launch;
@@ -87,6 +88,7 @@ struct Plan {
   bool graphs = false;             // some steps replay a captured graph of healthy kernels
   Step failing_node;               // when the assert is a graph's node: that node (the graph's second of three)
   bool failing_in_graph = false;
+  bool legacy = false;             // stream 0 is the legacy default stream, the others blocking streams
 };
 
 Plan make_plan(uint64_t seed, long launches_wanted) {
@@ -99,6 +101,8 @@ Plan make_plan(uint64_t seed, long launches_wanted) {
   long launches = launches_wanted > 0 ? launches_wanted : pick(20, 1500);
   bool syncs = pick(0, 2) == 0, waits = p.streams > 1 && pick(0, 2) == 0, churn = pick(0, 3) == 0;
   p.graphs = pick(0, 2) == 0;
+  p.legacy = pick(0, 3) == 0;
+  bool device_syncs = pick(0, 3) == 0;
   p.failing_in_graph = p.graphs && pick(0, 1) == 1;
   p.failing_stream = static_cast<int>(pick(0, p.streams - 1));
   // The failing stream's launches, the assert among its last hundred and one.
@@ -146,6 +150,17 @@ Plan make_plan(uint64_t seed, long launches_wanted) {
       wait.stream = s.stream;
       wait.other = static_cast<int>(pick(0, p.streams - 1));
       if (wait.other != wait.stream) p.steps[thread].push_back(wait);
+    }
+    if (device_syncs && pick(0, 200) == 0) {
+      Step sync;
+      sync.op = Op::sync_device;
+      p.steps[thread].push_back(sync);
+    }
+    if (waits && pick(0, 80) == 0) {
+      Step host_wait;
+      host_wait.op = Op::record_sync;
+      host_wait.stream = s.stream;
+      p.steps[thread].push_back(host_wait);
     }
     if (churn && pick(0, 30) == 0) {
       Step c;
@@ -206,6 +221,17 @@ void run_steps(const std::vector<Step>& steps, const std::vector<cudaStream_t>& 
       case Op::sync_other:
         cudaStreamSynchronize(streams[s.stream]);
         break;
+      case Op::sync_device:
+        cudaDeviceSynchronize();
+        break;
+      case Op::record_sync: {
+        cudaEvent_t e = nullptr;
+        if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) break;
+        cudaEventRecord(e, streams[s.stream]);
+        cudaEventSynchronize(e);
+        cudaEventDestroy(e);
+        break;
+      }
       case Op::record_wait: {
         cudaEvent_t e = nullptr;
         if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) break;
@@ -240,13 +266,17 @@ int main(int argc, char** argv) {
   if (cudaFree(nullptr) != cudaSuccess) return 4;
   Plan plan = make_plan(seed, launches);
   std::vector<cudaStream_t> streams(plan.streams);
-  for (cudaStream_t& s : streams) cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  for (cudaStream_t& s : streams) cudaStreamCreateWithFlags(&s, plan.legacy ? cudaStreamDefault : cudaStreamNonBlocking);
+  if (plan.legacy) {
+    cudaStreamDestroy(streams[0]);
+    streams[0] = nullptr;  // the legacy default stream, which waits for the blocking streams and they for it
+  }
   if (plan.graphs) healthy_graph = capture(nullptr);
   if (plan.failing_in_graph) failing_graph = capture(&plan.failing_node);
   size_t total = plan.steps[0].size() + plan.steps[1].size();
-  std::printf("plan: streams %d threads %d steps %zu %s%s%s\n", plan.streams, plan.threads, total,
+  std::printf("plan: streams %d threads %d steps %zu %s%s%s%s\n", plan.streams, plan.threads, total,
               plan.anonymous ? "anonymous" : "named", plan.graphs ? " graphs" : "",
-              plan.failing_in_graph ? " (the assert in a graph's node)" : "");
+              plan.failing_in_graph ? " (the assert in a graph's node)" : "", plan.legacy ? " legacy" : "");
   std::printf("busy: %d\n", plan.busy_one ? 1 : 0);
   std::printf("asserting: stream 0x%llx shared_mem %u grid %u block %u\n",
               static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(streams[plan.failing_stream])),
