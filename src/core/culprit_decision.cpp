@@ -307,6 +307,9 @@ bool fits_message(const LaunchRecord& launch, const DeviceMessage& m) {
   if (launch.graph && launch.graph_node == 0) return true;  // a whole graph: any of its kernels may have printed it
   if (!names_no_kernel(m) && (launch.kernel == nullptr || short_name(launch) != short_name(m))) return false;
   if (m.dialect != DeviceDialect::cuda || m.has(kMessageGarbled)) return true;
+  // A graph's kernel node keeps the configuration it was captured or added with; an executable graph's node can be
+  // given another since (cudaGraphExecKernelNodeSetParams, not followed): its grid and block prove nothing.
+  if (launch.graph_node != 0) return true;
   const uint32_t grid[3] = {launch.grid.x, launch.grid.y, launch.grid.z};
   const uint32_t block[3] = {launch.block.x, launch.block.y, launch.block.z};
   for (int i = 0; i < 3; ++i) {

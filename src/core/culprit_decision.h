@@ -91,7 +91,8 @@ Decision decide_culprit(const Evidence& evidence);
 void cut_candidates(Decision& d, size_t most);
 
 // Whether the device's assertion line can have come from this launch: the function it names (none for operator()
-// and lambdas) and its block and thread within the launch's grid and block.
+// and lambdas) and its block and thread within the launch's grid and block (not checked for a graph's kernel node,
+// whose configuration may have been changed in the executable graph since).
 bool fits_message(const LaunchRecord& launch, const DeviceMessage& message);
 
 }  // namespace firstassert
