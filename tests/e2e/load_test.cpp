@@ -65,6 +65,15 @@ TEST(Load, AfterSixThousandStreamsMadeAndDestroyedTheAnswerIsStillExact) {
   EXPECT_EQ(o.run.err.find("breadcrumbs are off"), std::string::npos) << o.run.err;
 }
 
+// Thousands of threads come and go, each with a stream of its own and its own default stream: their breadcrumb slots
+// come back when they end, and the answer stays exact.
+TEST(Load, AfterFiveThousandThreadsCameAndWentTheAnswerIsStillExact) {
+  e2e::TempDir dir;
+  Outcome o = run_load(dir, {"thread-churn", "5000"});
+  expect_named(o, "exact");
+  EXPECT_EQ(o.run.err.find("breadcrumbs are off"), std::string::npos) << o.run.err;
+}
+
 TEST(Load, AfterAMillionLaunchesTheAnswerIsStillExact) {
   e2e::TempDir dir;
   Outcome o = run_load(dir, {"long", "1000000"});

@@ -9,6 +9,9 @@
 //                 11 launches in flight on a new stream
 //   long          COUNT launches (default 1000000) on one stream, then an assert with 11 in flight
 //   side-stream   a side stream waits (an event) on the main stream after its asserting launch, with work queued
+//   thread-churn  COUNT threads (default 5000), one after another in fours, each making a stream, launching onto it
+//                 and onto its own default stream, synchronizing, destroying the stream and ending; then an assert
+//                 with 11 launches in flight on a new stream
 // Prints "asserting launch: N" (0-based, in the order the job made its launches: the shim's seq when it recorded
 // every launch) and "sync: <name>" for the final cudaDeviceSynchronize.
 #include <cuda_runtime_api.h>
@@ -16,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "kernels/stock_kernels.h"
@@ -123,6 +127,31 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 5; ++i) busy(main_stream, 100);
     return finish();
   }
-  std::fprintf(stderr, "load_job: unknown mode '%s' (deep-queue, many-streams, churn, long, side-stream)\n", mode);
+  if (std::strcmp(mode, "thread-churn") == 0) {
+    long threads = count > 0 ? count : 5000;
+    for (long done = 0; done < threads; done += 4) {
+      std::vector<std::thread> four;
+      for (int i = 0; i < 4; ++i) {
+        four.emplace_back([] {
+          cudaStream_t s = new_stream();
+          unsigned long long us = 1;
+          void* args[] = {&us};
+          for (int k = 0; k < 2; ++k) {
+            cudaLaunchKernel(simkernels_host_stub("busy"), dim3{1}, dim3{1}, args, 0, s);
+            cudaLaunchKernel(simkernels_host_stub("busy"), dim3{1}, dim3{1}, args, 0, cudaStreamPerThread);
+          }
+          cudaStreamSynchronize(s);
+          cudaStreamSynchronize(cudaStreamPerThread);
+          cudaStreamDestroy(s);
+        });
+      }
+      for (std::thread& t : four) t.join();
+      launches += 16;
+    }
+    assert_in_queue(new_stream(), 5, 5);
+    return finish();
+  }
+  std::fprintf(stderr,
+               "load_job: unknown mode '%s' (deep-queue, many-streams, churn, long, side-stream, thread-churn)\n", mode);
   return 2;
 }
