@@ -29,7 +29,8 @@ namespace firstassert {
 
 class Breadcrumbs {
  public:
-  static constexpr size_t kMaxSlots = 4096;
+  // A pair lives as long as its stream and thread: a server's thread pool times its stream pool can reach thousands.
+  static constexpr size_t kMaxSlots = 16384;
 
   // Before a launch is queued: the pair's slot exists (its first launch allocates it, while the context is still
   // healthy even if that very kernel is about to fault).

@@ -65,8 +65,9 @@ TEST(Load, AfterSixThousandStreamsMadeAndDestroyedTheAnswerIsStillExact) {
   EXPECT_EQ(o.run.err.find("breadcrumbs are off"), std::string::npos) << o.run.err;
 }
 
-// Thousands of threads come and go, each with a stream of its own and its own default stream: their breadcrumb slots
-// come back when they end, and the answer stays exact.
+// Thousands of threads come and go, each with three streams of its own and its own default stream (20,000
+// (stream, thread) pairs, past the breadcrumbs' 16,384 slots): their slots come back when they end, and the answer
+// stays exact.
 TEST(Load, AfterFiveThousandThreadsCameAndWentTheAnswerIsStillExact) {
   e2e::TempDir dir;
   Outcome o = run_load(dir, {"thread-churn", "5000"});

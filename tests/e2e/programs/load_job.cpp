@@ -9,9 +9,9 @@
 //                 11 launches in flight on a new stream
 //   long          COUNT launches (default 1000000) on one stream, then an assert with 11 in flight
 //   side-stream   a side stream waits (an event) on the main stream after its asserting launch, with work queued
-//   thread-churn  COUNT threads (default 5000), one after another in fours, each making a stream, launching onto it
-//                 and onto its own default stream, synchronizing, destroying the stream and ending; then an assert
-//                 with 11 launches in flight on a new stream
+//   thread-churn  COUNT threads (default 5000), one after another in fours, each making three streams, launching
+//                 onto them and onto its own default stream, synchronizing, destroying the streams and ending; then
+//                 an assert with 11 launches in flight on a new stream
 // Prints "asserting launch: N" (0-based, in the order the job made its launches: the shim's seq when it recorded
 // every launch) and "sync: <name>" for the final cudaDeviceSynchronize.
 #include <cuda_runtime_api.h>
@@ -133,20 +133,21 @@ int main(int argc, char** argv) {
       std::vector<std::thread> four;
       for (int i = 0; i < 4; ++i) {
         four.emplace_back([] {
-          cudaStream_t s = new_stream();
+          cudaStream_t own[3];
           unsigned long long us = 1;
           void* args[] = {&us};
-          for (int k = 0; k < 2; ++k) {
+          for (cudaStream_t& s : own) {
+            s = new_stream();
             cudaLaunchKernel(simkernels_host_stub("busy"), dim3{1}, dim3{1}, args, 0, s);
-            cudaLaunchKernel(simkernels_host_stub("busy"), dim3{1}, dim3{1}, args, 0, cudaStreamPerThread);
           }
-          cudaStreamSynchronize(s);
+          cudaLaunchKernel(simkernels_host_stub("busy"), dim3{1}, dim3{1}, args, 0, cudaStreamPerThread);
+          for (cudaStream_t s : own) cudaStreamSynchronize(s);
           cudaStreamSynchronize(cudaStreamPerThread);
-          cudaStreamDestroy(s);
+          for (cudaStream_t s : own) cudaStreamDestroy(s);
         });
       }
       for (std::thread& t : four) t.join();
-      launches += 16;
+      launches += 16;  // four threads, four launches each
     }
     assert_in_queue(new_stream(), 5, 5);
     return finish();
