@@ -101,7 +101,10 @@ def first_error_rows(report, names, path):
         rows.append(("device", device_text(report, culprit)))
         rows.append(("hint", hint_text(culprit.get("hint")) or "none for this kernel and error"))
     else:
-        rows.append(("kernel", "not known (no launch recorded before the error)"))
+        decision = report.get("decision") or {}
+        rows.append(("kernel", "not named"))
+        rows.append(("confidence", "%s: %s" % (decision.get("confidence", "unknown"),
+                                               decision.get("reason", "no launch recorded before the error"))))
     rows.append(("report", path))
     return rows
 

@@ -268,7 +268,10 @@ def show(report=_NEWEST, native_frames=8, file=None):
         else:
             line("native", "no frames")
     else:
-        line("kernel", "not known (no launch recorded before the error)")
+        line("kernel", "not named")
+        decision = report.get("decision") or {}
+        line("confidence", "%s: %s" % (decision.get("confidence", "unknown"),
+                                       decision.get("reason", "no launch recorded before the error")))
 
     others = [c for c in report.get("candidates") or [] if not culprit or c.get("seq") != culprit.get("seq")]
     if others:

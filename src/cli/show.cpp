@@ -109,7 +109,12 @@ void render_report(const json& r, const std::string& path, std::ostream& out, bo
 
   const json& culprit = object_of(r, "culprit");
   if (culprit.is_null()) {
-    out << "culprit      none: no recorded launch was pending\n";
+    // The decision says why nothing is named (reports before it was written say nothing).
+    const json& decision = object_of(r, "decision");
+    std::string why = decision.is_null() ? "no recorded launch was pending" : text_of(decision, "reason");
+    out << "culprit      none [" << (decision.is_null() ? "unknown" : text_of(decision, "confidence", "unknown"))
+        << "]\n";
+    out << "             " << wrap(why, 100, "             ") << "\n";
   } else {
     out << "culprit      " << style.bold(short_kernel_of(culprit)) << " [" << text_of(culprit, "confidence", "?")
         << "]\n";

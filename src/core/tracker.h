@@ -86,7 +86,7 @@ struct LaunchError {
 struct Findings {
   bool has_primary = false;              // a sticky error was seen
   PrimaryError primary;
-  std::vector<LaunchRecord> candidates;  // the launches that can have failed (the first kMaxCandidates), newest first
+  std::vector<LaunchRecord> candidates;  // the launches that can have failed (at most kMaxCandidates: cut_candidates)
   size_t candidates_total = 0;           // how many there are
   std::optional<LaunchRecord> culprit;   // the one named, with how sure we are and why
   const char* confidence = "unknown";    // exact, likely, window or unknown (culprit_decision.h)

@@ -203,6 +203,22 @@ TEST(CliShow, RefusedLaunchReportReadsAsTheGoldenText) {
   expect_golden(r.out, "refused_report.txt");
 }
 
+// A report that names no culprit says so, with the decision's confidence and reason.
+TEST(CliShow, AReportWithoutACulpritShowsWhyNoneIsNamed) {
+  e2e::TempDir dir;
+  json report = json::parse(e2e::read_file(kGolden + "/assert_report.json"));
+  report["culprit"] = nullptr;
+  report["decision"] = {{"confidence", "unknown"},
+                        {"reason", "the failing launch cannot be named: the launch ring dropped it"},
+                        {"candidates", 0}};
+  std::string path = dir.path() + "/firstassert-host-1.json";
+  std::ofstream(path) << report.dump();
+  e2e::Run r = cli({"show", path}, dir.path());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("culprit      none [unknown]\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the failing launch cannot be named: the launch ring dropped it"), std::string::npos) << r.out;
+}
+
 TEST(CliShow, ColorOnlyWhenAskedOrOnATerminal) {
   e2e::TempDir dir;
   e2e::Run piped = cli({"show", kGolden + "/assert_report.json"}, dir.path());
