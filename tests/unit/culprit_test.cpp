@@ -93,6 +93,15 @@ std::vector<uint64_t> seqs(const std::vector<LaunchRecord>& records) {
   return out;
 }
 
+// The decision left one launch: exact, named, and the only candidate.
+void expect_exact(const Findings& f, uint64_t seq) {
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(seq));
+  ASSERT_TRUE(f.culprit.has_value());
+  EXPECT_EQ(f.culprit->seq, seq);
+  EXPECT_STREQ(f.confidence, "exact");
+}
+
+
 TEST_F(Culprit, TheProcessLogHoldsTheTestsMessages) {
   std::vector<DeviceMessage> m = device_message_log().messages();
   ASSERT_EQ(m.size(), 3u);
@@ -416,10 +425,7 @@ TEST_F(Culprit, WithoutLaunchBlockingTheUnfinishedLaunchBesideOneThatReturnedThe
   launch_that_returned(710, kQuiet, kStreamA);  // 2
   breadcrumbs({{kStreamA, 1}, {kStreamB, 1}});
   Findings f = t.findings();
-  EXPECT_THAT(seqs(f.candidates), ElementsAre(failed));
-  ASSERT_TRUE(f.culprit.has_value());
-  EXPECT_EQ(f.culprit->seq, failed);
-  EXPECT_STREQ(f.confidence, "exact");
+  expect_exact(f, failed);
 }
 
 // The same on one stream: the first unfinished launch decides, as for any other.
@@ -580,10 +586,7 @@ TEST_F(Culprit, ALaunchThatWaitedOnAnUnfinishedLaunchsEventIsSetAside) {
   breadcrumbs({{kStreamA, 0}, {kStreamB, 0}});
   fault();
   Findings f = t.findings();
-  EXPECT_THAT(seqs(f.candidates), ElementsAre(0));
-  ASSERT_TRUE(f.culprit.has_value());
-  EXPECT_EQ(f.culprit->seq, 0u);
-  EXPECT_STREQ(f.confidence, "exact");
+  expect_exact(f, 0);
   EXPECT_THAT(f.reason, HasSubstr("1 launch on other streams waited (through an event) on unfinished work"));
 }
 
@@ -777,10 +780,7 @@ TEST_F(Culprit, ASyncOfAStreamMadeAgainDoesNotProveTheDestroyedStreamsLaunches) 
   t.record_call(sync);
   fault();
   Findings f = t.findings();
-  EXPECT_THAT(seqs(f.candidates), ElementsAre(0));
-  ASSERT_TRUE(f.culprit.has_value());
-  EXPECT_EQ(f.culprit->seq, 0u);
-  EXPECT_STREQ(f.confidence, "exact");
+  expect_exact(f, 0);
   EXPECT_THAT(f.reason, HasSubstr("the only launch not seen to complete when cudaDeviceSynchronize"));
 }
 
@@ -795,10 +795,7 @@ TEST_F(Culprit, ASyncOfTheDestroyedStreamStillProvesItsLaunches) {
   uint64_t fresh = launch(kBusy, kStreamA);  // 1: the handle made again
   fault();
   Findings f = t.findings();
-  EXPECT_THAT(seqs(f.candidates), ElementsAre(fresh));
-  ASSERT_TRUE(f.culprit.has_value());
-  EXPECT_EQ(f.culprit->seq, fresh);
-  EXPECT_STREQ(f.confidence, "exact");
+  expect_exact(f, fresh);
 }
 
 // The same with breadcrumbs, as the breadcrumb slots report them: the old stream's pair ended with its stream (at
@@ -820,10 +817,7 @@ TEST_F(Culprit, BreadcrumbsOfAStreamMadeAgainDoNotProveTheDestroyedStreamsLaunch
   });
   fault();
   Findings f = t.findings();
-  EXPECT_THAT(seqs(f.candidates), ElementsAre(0));
-  ASSERT_TRUE(f.culprit.has_value());
-  EXPECT_EQ(f.culprit->seq, 0u);
-  EXPECT_STREQ(f.confidence, "exact");
+  expect_exact(f, 0);
   EXPECT_THAT(f.reason, HasSubstr("stream breadcrumbs"));
 }
 
