@@ -319,18 +319,10 @@ bool fits_message(const LaunchRecord& launch, const DeviceMessage& m) {
   return true;
 }
 
-Decision decide_culprit(const Evidence& given) {
+Decision decide_culprit(Evidence e) {
   Decision d;
-  const Evidence* evidence = &given;
-  Evidence without_returned;
-  if (!given.launch_blocking &&
-      std::any_of(given.pending.begin(), given.pending.end(), [](const LaunchRecord& r) { return r.returned != 0; })) {
-    // A launch that returned the sticky error never ran (it only learned of an earlier fault): not a candidate.
-    without_returned = given;
-    std::erase_if(without_returned.pending, [](const LaunchRecord& r) { return r.returned != 0; });
-    evidence = &without_returned;
-  }
-  const Evidence& e = *evidence;
+  // A launch that returned the sticky error never ran (it only learned of an earlier fault): not a candidate.
+  if (!e.launch_blocking) std::erase_if(e.pending, [](const LaunchRecord& r) { return r.returned != 0; });
   OpenSet open = e.progress ? open_by_breadcrumbs(e) : open_by_syncs(e);
   if (open.complete && e.generations_known_from > 0 &&
       std::any_of(e.pending.begin(), e.pending.end(),

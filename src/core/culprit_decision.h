@@ -84,7 +84,7 @@ struct Decision {
   std::string reason;
 };
 
-Decision decide_culprit(const Evidence& evidence);
+Decision decide_culprit(Evidence evidence);
 
 // The candidates cut to `most`: the oldest of those that fit the device's line first (the oldest launches are those
 // most likely to have run), then the oldest of the others, in the decision's order; the one shown always among them.

@@ -14,6 +14,10 @@ namespace {
 constexpr size_t kMaxStreamMarks = 1024;
 constexpr size_t kMaxStreamEnds = 8192;
 
+// Whether a launch is of the failing context (a launch or an error whose context is not known is).
+bool of_context(const LaunchRecord& r, uintptr_t context) {
+  return context == 0 || r.context == 0 || r.context == context;
+}
 
 }  // namespace
 
@@ -86,14 +90,14 @@ uint64_t Tracker::generation_start_locked(uint64_t key) const {
 // waiting stream's later launches. Events recorded into a capturing stream are graph nodes, not stream work.
 void Tracker::record_event_locked(const ApiCall& call, uint64_t key, uint64_t upto) {
   if (call.event == 0 || capturing(key)) return;
-  EventRecord& slot = events_[std::hash<uintptr_t>{}(call.event) % kEventSlots];
+  EventRecord& slot = event_slot(call.event);
   slot.event = call.event;
   slot.upstream = {key, current_thread_id(), upto, call.context};
 }
 
 void Tracker::wait_event_locked(const ApiCall& call, uint64_t key) {
   if (call.event == 0 || capturing(key)) return;
-  const EventRecord& slot = events_[std::hash<uintptr_t>{}(call.event) % kEventSlots];
+  const EventRecord& slot = event_slot(call.event);
   if (slot.event != call.event) return;  // never recorded, or pushed out: nothing known
   StreamWait wait{key, current_thread_id(), ring_.total(), slot.upstream};
   if (waits_.size() < kMaxWaits) {
@@ -105,7 +109,7 @@ void Tracker::wait_event_locked(const ApiCall& call, uint64_t key) {
 }
 
 void Tracker::destroy_event_locked(const ApiCall& call) {
-  EventRecord& slot = events_[std::hash<uintptr_t>{}(call.event) % kEventSlots];
+  EventRecord& slot = event_slot(call.event);
   if (slot.event == call.event) slot = EventRecord{};
 }
 
@@ -166,8 +170,7 @@ void Tracker::keep_evidence_locked(uintptr_t context) {
   for (LaunchRecord& r : all) {
     for (; expected < r.seq && expected < total; ++expected) missing_.push_back(expected);
     expected = r.seq + 1;
-    if (context != 0 && r.context != 0 && r.context != context) continue;
-    if (proven_locked(r)) continue;
+    if (!of_context(r, context) || proven_locked(r)) continue;
     with_wall_time(r);
     pending_.push_back(r);
   }
@@ -203,22 +206,23 @@ Evidence Tracker::evidence() const {
     e.launch_blocking = launch_blocking_;
     e.api = primary_.api;
     e.error = error_name(primary_.domain, primary_.code);
-    // Records still being written when the error was seen are complete by now.
-    for (uint64_t seq : missing_) {
+    // A launch number the ring did not hold complete when the error was seen (still being written then, or numbered
+    // only after): a candidate like the others if the ring holds it now, else missing.
+    auto read_again = [&](uint64_t seq) {
       LaunchRecord r;
       if (!ring_.find(seq, r)) {
         e.missing.push_back(seq);
-        continue;
+        return;
       }
-      if (primary_.context != 0 && r.context != 0 && r.context != primary_.context) continue;
-      if (proven_locked(r)) continue;
+      if (!of_context(r, primary_.context) || proven_locked(r)) return;
       with_wall_time(r);
       e.pending.insert(std::upper_bound(e.pending.begin(), e.pending.end(), r,
                                         [](const LaunchRecord& a, const LaunchRecord& b) { return a.seq < b.seq; }),
                        r);
-    }
+    };
+    for (uint64_t seq : missing_) read_again(seq);
     // Launches numbered after the error was seen: another thread's launch queued before the fault may have taken its
-    // number only then (a launch is numbered after its call returned), so they are candidates like the others.
+    // number only then (a launch is numbered after its call returned).
     uint64_t now = ring_.total();
     uint64_t from = std::max(primary_.launches_before, now > ring_.capacity() ? now - ring_.capacity() : 0);
     if (from - primary_.launches_before > ring_.capacity()) {
@@ -226,16 +230,7 @@ Evidence Tracker::evidence() const {
     } else {
       for (uint64_t seq = primary_.launches_before; seq < from; ++seq) e.missing.push_back(seq);
     }
-    for (uint64_t seq = from; seq < now; ++seq) {
-      LaunchRecord r;
-      if (!ring_.find(seq, r)) {
-        e.missing.push_back(seq);
-        continue;
-      }
-      if (primary_.context != 0 && r.context != 0 && r.context != primary_.context) continue;
-      with_wall_time(r);
-      e.pending.push_back(r);
-    }
+    for (uint64_t seq = from; seq < now; ++seq) read_again(seq);
     e.launches = std::max(e.launches, now);
   }
   e.ring_capacity = ring_.capacity();
@@ -269,6 +264,7 @@ void Tracker::record_call(const ApiCall& call) {
     if (has_primary()) return;  // after a fault nothing completes: marks would only mislead
     // Launches made by other threads while the call was blocked are not proven complete.
     uint64_t upto = call.launches_at_entry != ApiCall::kUnknown ? call.launches_at_entry : ring_.total();
+    uint64_t key = stream_key(call.stream, call.per_thread_default_stream, current_thread_id());
     std::lock_guard lock(mutex_);
     switch (call.kind) {
       case CallKind::sync_device:
@@ -278,17 +274,16 @@ void Tracker::record_call(const ApiCall& call) {
       case CallKind::sync_stream:
       case CallKind::query_stream:
       case CallKind::blocking_copy:
-        raise_mark(stream_marks_, stream_key(call.stream, call.per_thread_default_stream, current_thread_id()),
-                   call.context, upto);
+        raise_mark(stream_marks_, key, call.context, upto);
         break;
       case CallKind::begin_capture:
-        set_capturing_locked(stream_key(call.stream, call.per_thread_default_stream, current_thread_id()), true);
+        set_capturing_locked(key, true);
         break;
       case CallKind::record_event:
-        record_event_locked(call, stream_key(call.stream, call.per_thread_default_stream, current_thread_id()), upto);
+        record_event_locked(call, key, upto);
         break;
       case CallKind::wait_event:
-        wait_event_locked(call, stream_key(call.stream, call.per_thread_default_stream, current_thread_id()));
+        wait_event_locked(call, key);
         break;
       case CallKind::destroy_event:
         destroy_event_locked(call);

@@ -234,6 +234,7 @@ class Tracker {
   };
   static constexpr size_t kEventSlots = 1024;
   std::vector<EventRecord> events_ = std::vector<EventRecord>(kEventSlots);
+  EventRecord& event_slot(uintptr_t event) { return events_[std::hash<uintptr_t>{}(event) % kEventSlots]; }
   static constexpr size_t kMaxWaits = 4096;
   std::vector<StreamWait> waits_;  // the latest kMaxWaits, a ring from waits_next_
   size_t waits_next_ = 0;

@@ -31,13 +31,13 @@ void read_graph_call(const P& p, GraphCall& c) {
   if constexpr (requires { p.numDependencies; }) c.dep_count = p.numDependencies;
 }
 
+// The stream and the event of a call, under either domain's field names.
 template <typename P>
-void read_stream_field(const P& p, ApiCall& c) {
-  c.stream = reinterpret_cast<uintptr_t>(p.stream);
-}
-template <typename P>
-void read_hstream_field(const P& p, ApiCall& c) {
-  c.stream = reinterpret_cast<uintptr_t>(p.hStream);
+void read_handles(const P& p, ApiCall& c) {
+  if constexpr (requires { p.stream; }) c.stream = reinterpret_cast<uintptr_t>(p.stream);
+  if constexpr (requires { p.hStream; }) c.stream = reinterpret_cast<uintptr_t>(p.hStream);
+  if constexpr (requires { p.event; }) c.event = reinterpret_cast<uintptr_t>(p.event);
+  if constexpr (requires { p.hEvent; }) c.event = reinterpret_cast<uintptr_t>(p.hEvent);
 }
 void no_stream(const NoParams&, ApiCall&) {}
 // cudaMemcpy is synchronous with the host only between host and device: a device-to-device copy (or one whose
@@ -46,24 +46,6 @@ void no_stream(const NoParams&, ApiCall&) {}
 template <typename P>
 void read_copy_kind(const P& p, ApiCall& c) {
   if (p.kind != cudaMemcpyHostToDevice && p.kind != cudaMemcpyDeviceToHost) c.kind = CallKind::other;
-}
-template <typename P>
-void read_event_only(const P& p, ApiCall& c) {
-  c.event = reinterpret_cast<uintptr_t>(p.event);
-}
-template <typename P>
-void read_hevent_only(const P& p, ApiCall& c) {
-  c.event = reinterpret_cast<uintptr_t>(p.hEvent);
-}
-template <typename P>
-void read_event_fields(const P& p, ApiCall& c) {
-  c.stream = reinterpret_cast<uintptr_t>(p.stream);
-  c.event = reinterpret_cast<uintptr_t>(p.event);
-}
-template <typename P>
-void read_hevent_fields(const P& p, ApiCall& c) {
-  c.stream = reinterpret_cast<uintptr_t>(p.hStream);
-  c.event = reinterpret_cast<uintptr_t>(p.hEvent);
 }
 
 template <typename P>

@@ -59,62 +59,62 @@ struct NoParams {};
 // X(callback id suffix, params type, CallKind, per-thread default stream, stream reader)
 #define FIRSTASSERT_RUNTIME_STREAM_CALLS(X)                                                                    \
   X(cudaDeviceSynchronize_v3020, NoParams, sync_device, false, no_stream)                                         \
-  X(cudaStreamSynchronize_v3020, cudaStreamSynchronize_v3020_params, sync_stream, false, read_stream_field)   \
+  X(cudaStreamSynchronize_v3020, cudaStreamSynchronize_v3020_params, sync_stream, false, read_handles)   \
   X(cudaStreamSynchronize_ptsz_v7000, cudaStreamSynchronize_ptsz_v7000_params, sync_stream, true,            \
-    read_stream_field)                                                                                        \
-  X(cudaStreamQuery_v3020, cudaStreamQuery_v3020_params, query_stream, false, read_stream_field)             \
-  X(cudaStreamQuery_ptsz_v7000, cudaStreamQuery_ptsz_v7000_params, query_stream, true, read_stream_field)    \
+    read_handles)                                                                                        \
+  X(cudaStreamQuery_v3020, cudaStreamQuery_v3020_params, query_stream, false, read_handles)             \
+  X(cudaStreamQuery_ptsz_v7000, cudaStreamQuery_ptsz_v7000_params, query_stream, true, read_handles)    \
   X(cudaEventSynchronize_v3020, NoParams, sync_event, false, no_stream)                                           \
   X(cudaMemcpy_v3020, cudaMemcpy_v3020_params, blocking_copy, false, read_copy_kind)                          \
   X(cudaMemcpy_ptds_v7000, cudaMemcpy_ptds_v7000_params, blocking_copy, true, read_copy_kind)                 \
-  X(cudaStreamBeginCapture_v10000, cudaStreamBeginCapture_v10000_params, begin_capture, false, read_stream_field) \
+  X(cudaStreamBeginCapture_v10000, cudaStreamBeginCapture_v10000_params, begin_capture, false, read_handles) \
   X(cudaStreamBeginCapture_ptsz_v10000, cudaStreamBeginCapture_ptsz_v10000_params, begin_capture, true,        \
-    read_stream_field)                                                                                        \
+    read_handles)                                                                                        \
   X(cudaStreamBeginCaptureToGraph_v12030, cudaStreamBeginCaptureToGraph_v12030_params, begin_capture, false,  \
-    read_stream_field)                                                                                        \
+    read_handles)                                                                                        \
   X(cudaStreamBeginCaptureToGraph_ptsz_v12030, cudaStreamBeginCaptureToGraph_ptsz_v12030_params, begin_capture, \
-    true, read_stream_field)                                                                                  \
-  X(cudaStreamEndCapture_v10000, cudaStreamEndCapture_v10000_params, end_capture, false, read_stream_field)    \
+    true, read_handles)                                                                                  \
+  X(cudaStreamEndCapture_v10000, cudaStreamEndCapture_v10000_params, end_capture, false, read_handles)    \
   X(cudaStreamEndCapture_ptsz_v10000, cudaStreamEndCapture_ptsz_v10000_params, end_capture, true,              \
-    read_stream_field)                                                                                        \
-  X(cudaStreamDestroy_v5050, cudaStreamDestroy_v5050_params, destroy_stream, false, read_stream_field)        \
-  X(cudaEventRecord_v3020, cudaEventRecord_v3020_params, record_event, false, read_event_fields)              \
-  X(cudaEventRecord_ptsz_v7000, cudaEventRecord_ptsz_v7000_params, record_event, true, read_event_fields)     \
+    read_handles)                                                                                        \
+  X(cudaStreamDestroy_v5050, cudaStreamDestroy_v5050_params, destroy_stream, false, read_handles)        \
+  X(cudaEventRecord_v3020, cudaEventRecord_v3020_params, record_event, false, read_handles)              \
+  X(cudaEventRecord_ptsz_v7000, cudaEventRecord_ptsz_v7000_params, record_event, true, read_handles)     \
   X(cudaEventRecordWithFlags_v11010, cudaEventRecordWithFlags_v11010_params, record_event, false,            \
-    read_event_fields)                                                                                        \
+    read_handles)                                                                                        \
   X(cudaEventRecordWithFlags_ptsz_v11010, cudaEventRecordWithFlags_ptsz_v11010_params, record_event, true,   \
-    read_event_fields)                                                                                        \
-  X(cudaStreamWaitEvent_v3020, cudaStreamWaitEvent_v3020_params, wait_event, false, read_event_fields)        \
-  X(cudaStreamWaitEvent_ptsz_v7000, cudaStreamWaitEvent_ptsz_v7000_params, wait_event, true, read_event_fields) \
-  X(cudaEventDestroy_v3020, cudaEventDestroy_v3020_params, destroy_event, false, read_event_only)             \
+    read_handles)                                                                                        \
+  X(cudaStreamWaitEvent_v3020, cudaStreamWaitEvent_v3020_params, wait_event, false, read_handles)        \
+  X(cudaStreamWaitEvent_ptsz_v7000, cudaStreamWaitEvent_ptsz_v7000_params, wait_event, true, read_handles) \
+  X(cudaEventDestroy_v3020, cudaEventDestroy_v3020_params, destroy_event, false, read_handles)             \
   X(cudaDeviceReset_v3020, NoParams, reset_context, false, no_stream)
 
 #define FIRSTASSERT_DRIVER_STREAM_CALLS(X)                                                                     \
   X(cuCtxSynchronize, NoParams, sync_device, false, no_stream)                                                    \
-  X(cuStreamSynchronize, cuStreamSynchronize_params, sync_stream, false, read_hstream_field)                  \
-  X(cuStreamSynchronize_ptsz, cuStreamSynchronize_ptsz_params, sync_stream, true, read_hstream_field)         \
-  X(cuStreamQuery, cuStreamQuery_params, query_stream, false, read_hstream_field)                             \
-  X(cuStreamQuery_ptsz, cuStreamQuery_ptsz_params, query_stream, true, read_hstream_field)                    \
+  X(cuStreamSynchronize, cuStreamSynchronize_params, sync_stream, false, read_handles)                  \
+  X(cuStreamSynchronize_ptsz, cuStreamSynchronize_ptsz_params, sync_stream, true, read_handles)         \
+  X(cuStreamQuery, cuStreamQuery_params, query_stream, false, read_handles)                             \
+  X(cuStreamQuery_ptsz, cuStreamQuery_ptsz_params, query_stream, true, read_handles)                    \
   X(cuEventSynchronize, NoParams, sync_event, false, no_stream)                                                   \
   X(cuMemcpyHtoD_v2, NoParams, blocking_copy, false, no_stream)                                                   \
   X(cuMemcpyDtoH_v2, NoParams, blocking_copy, false, no_stream)                                                   \
   X(cuMemcpyHtoD_v2_ptds, NoParams, blocking_copy, true, no_stream)                                               \
   X(cuMemcpyDtoH_v2_ptds, NoParams, blocking_copy, true, no_stream)                                               \
-  X(cuStreamBeginCapture_v2, cuStreamBeginCapture_v2_params, begin_capture, false, read_hstream_field)        \
-  X(cuStreamBeginCapture_v2_ptsz, cuStreamBeginCapture_v2_ptsz_params, begin_capture, true, read_hstream_field) \
-  X(cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph_params, begin_capture, false, read_hstream_field) \
+  X(cuStreamBeginCapture_v2, cuStreamBeginCapture_v2_params, begin_capture, false, read_handles)        \
+  X(cuStreamBeginCapture_v2_ptsz, cuStreamBeginCapture_v2_ptsz_params, begin_capture, true, read_handles) \
+  X(cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph_params, begin_capture, false, read_handles) \
   X(cuStreamBeginCaptureToGraph_ptsz, cuStreamBeginCaptureToGraph_ptsz_params, begin_capture, true,           \
-    read_hstream_field)                                                                                       \
-  X(cuStreamEndCapture, cuStreamEndCapture_params, end_capture, false, read_hstream_field)                    \
-  X(cuStreamEndCapture_ptsz, cuStreamEndCapture_ptsz_params, end_capture, true, read_hstream_field)          \
-  X(cuStreamDestroy_v2, cuStreamDestroy_v2_params, destroy_stream, false, read_hstream_field)                 \
-  X(cuEventRecord, cuEventRecord_params, record_event, false, read_hevent_fields)                             \
-  X(cuEventRecord_ptsz, cuEventRecord_ptsz_params, record_event, true, read_hevent_fields)                    \
-  X(cuEventRecordWithFlags, cuEventRecordWithFlags_params, record_event, false, read_hevent_fields)           \
-  X(cuEventRecordWithFlags_ptsz, cuEventRecordWithFlags_ptsz_params, record_event, true, read_hevent_fields)  \
-  X(cuStreamWaitEvent, cuStreamWaitEvent_params, wait_event, false, read_hevent_fields)                       \
-  X(cuStreamWaitEvent_ptsz, cuStreamWaitEvent_ptsz_params, wait_event, true, read_hevent_fields)             \
-  X(cuEventDestroy_v2, cuEventDestroy_v2_params, destroy_event, false, read_hevent_only)                      \
+    read_handles)                                                                                       \
+  X(cuStreamEndCapture, cuStreamEndCapture_params, end_capture, false, read_handles)                    \
+  X(cuStreamEndCapture_ptsz, cuStreamEndCapture_ptsz_params, end_capture, true, read_handles)          \
+  X(cuStreamDestroy_v2, cuStreamDestroy_v2_params, destroy_stream, false, read_handles)                 \
+  X(cuEventRecord, cuEventRecord_params, record_event, false, read_handles)                             \
+  X(cuEventRecord_ptsz, cuEventRecord_ptsz_params, record_event, true, read_handles)                    \
+  X(cuEventRecordWithFlags, cuEventRecordWithFlags_params, record_event, false, read_handles)           \
+  X(cuEventRecordWithFlags_ptsz, cuEventRecordWithFlags_ptsz_params, record_event, true, read_handles)  \
+  X(cuStreamWaitEvent, cuStreamWaitEvent_params, wait_event, false, read_handles)                       \
+  X(cuStreamWaitEvent_ptsz, cuStreamWaitEvent_ptsz_params, wait_event, true, read_handles)             \
+  X(cuEventDestroy_v2, cuEventDestroy_v2_params, destroy_event, false, read_handles)                      \
   X(cuCtxDestroy_v2, NoParams, reset_context, false, no_stream)                                                \
   X(cuDevicePrimaryCtxReset_v2, NoParams, reset_context, false, no_stream)
 

@@ -30,7 +30,6 @@ size_t python_depth = 0;
 
 namespace detail {
 bool launches_need_entering = true;
-const Breadcrumbs* breadcrumbs_on = nullptr;
 RoutineCalls routine_calls{};
 }  // namespace detail
 
@@ -40,7 +39,6 @@ void start(const Recording& r) {
                  : r.stack_depth > 0 ? std::min<size_t>(r.stack_depth, kMaxPythonFrames)
                                      : kMaxPythonFrames;
   detail::launches_need_entering = r.breadcrumbs != nullptr;
-  detail::breadcrumbs_on = r.breadcrumbs;
   const char* blocking = std::getenv("CUDA_LAUNCH_BLOCKING");
   launch_blocking = blocking != nullptr && std::strcmp(blocking, "1") == 0;
   if (r.tracker != nullptr) r.tracker->set_launch_blocking(launch_blocking);

@@ -136,9 +136,6 @@ struct CallSite {
 uint64_t call_entered(const CallSite& site);
 namespace detail {
 extern bool launches_need_entering;  // breadcrumbs are written: set by start(), before recording begins
-}
-namespace detail {
-extern const Breadcrumbs* breadcrumbs_on;  // the stream breadcrumbs, when on: set by start()
 // Per callback id, whether the call is routine (below); filled by start().
 struct RoutineCalls {
   bool runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
@@ -146,12 +143,10 @@ struct RoutineCalls {
 };
 extern RoutineCalls routine_calls;
 }  // namespace detail
-// Whether a successful sync must be told to the tracker: while the stream breadcrumbs are on they prove all it would
-// (its stream's breadcrumbs written before it ran before it returned), so syncs cost nothing then.
-inline bool sync_marks_needed() { return detail::breadcrumbs_on == nullptr || !detail::breadcrumbs_on->enabled(); }
 // The calls whose success tells the recorder nothing, only their error: kErrorOnly and kNoErrorCode ones, and the
-// kSyncOnly ones when recording began with breadcrumbs (should they turn off later, syncs prove nothing more: fewer
-// launches are known complete, never more). Inline, one load: every callback asks.
+// kSyncOnly ones when recording began with breadcrumbs, which prove all a successful sync would (the breadcrumbs
+// written before it ran before it returned); should they turn off later, syncs prove nothing more: fewer launches
+// are known complete, never more. Inline, one load: every callback asks.
 inline bool routine_runtime_call(CUpti_CallbackId cbid) {
   return cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE && detail::routine_calls.runtime[cbid];
 }
