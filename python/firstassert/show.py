@@ -118,7 +118,7 @@ def _native_frame(frame):
 def _user_file(path):
     """Library code is where the failing call ends, not where the bug is (the shim's summary makes the same cut)."""
     return bool(path) and not any(part in path for part in (
-        "/site-packages/", "/dist-packages/", "/lib/python3", "<frozen", "/torch/", "<string>"))
+        "/site-packages/", "/dist-packages/", "/lib/python3", "<frozen", "<string>"))
 
 
 def launch_line(launch):

@@ -196,10 +196,59 @@ ensure_notebook_kernels() {
   notebook_kernel_dirs=$(IFS=,; printf '%s' "${dirs[*]}")
 }
 
+# Real PyTorch for scripts/simtorch and the torch suite: the PyPI CUDA wheel, pinned, in a venv at $tools_dir/torch.
+# Installed without its nvidia-* dependencies: the simulator's libraries stand in for them (tests/sim), and the
+# wheel's libraries find them through LD_LIBRARY_PATH because the directories of their RPATH do not exist. Triton
+# is left out too (torch.compile is not what the simulator runs). The rest of its dependencies are pure Python.
+torch_pins="torch==2.15.0"
+torch_python_pins="filelock==4.3.2 fsspec==2026.9.0 jinja2==3.1.6 markupsafe==3.0.4 mpmath==1.3.0 networkx==3.6.1 \
+numpy==2.4.6 sympy==1.14.0 typing-extensions==4.16.0"
+torch_dir="$tools_dir/torch"
+torch_disk_mib=2200  # the 539 MB wheel, pip's copy of it, and the 1.4 GB it unpacks to
+install_torch=false  # scripts/test and scripts/simtorch set it
+torch_suite=true  # false: the build's torch suite is told there is no venv (scripts/test under sanitizers)
+
+ensure_torch() {
+  local pins="$torch_pins $torch_python_pins" free_mib
+  [ "$(cat "$torch_dir/firstassert-pins" 2>/dev/null)" = "$pins" ] && return 0
+  $install_torch || return 1
+  mkdir -p "$tools_dir"
+  free_mib=$(df -Pm "$tools_dir" | awk 'NR == 2 {print $4}')
+  if [ -n "$free_mib" ] && [ "$free_mib" -lt "$torch_disk_mib" ]; then
+    say "PyTorch needs about $torch_disk_mib MiB under $tools_dir and $free_mib MiB are free: not installed" \
+      "(the torch suite and scripts/simtorch need it)"
+    return 1
+  fi
+  say "installing PyTorch ($torch_pins from PyPI: a 539 MB download, 1.4 GB installed, about a minute on a fast" \
+    "link) into $torch_dir, for scripts/simtorch and the torch suite"
+  rm -rf "$torch_dir"
+  if ! python3 -m venv "$torch_dir" >/dev/null 2>&1; then
+    rm -rf "$torch_dir"
+    apt_install python3-venv
+    run_step "python3 -m venv" python3 -m venv "$torch_dir"
+  fi
+  if ! python3 "$repo_root/scripts/lib/progress.py" "pip install $torch_pins (no nvidia-* packages)" -- \
+    "$torch_dir/bin/pip" install --disable-pip-version-check --no-deps $torch_pins $torch_python_pins; then
+    say "PyTorch could not be installed from PyPI (is https://pypi.org reachable? the output above says why)"
+    rm -rf "$torch_dir"
+    return 1
+  fi
+  printf '%s\n' "$pins" >"$torch_dir/firstassert-pins"
+}
+
+# -Dtorch-venv: the venv when it is installed (scripts/test and scripts/simtorch install it; others use it if there).
+torch_venv_option() {
+  if $torch_suite && [ "$(cat "$torch_dir/firstassert-pins" 2>/dev/null)" = "$torch_pins $torch_python_pins" ]; then
+    printf '%s' "$torch_dir"
+  fi
+}
+
 setup_and_build() {
   ensure_packages
   ensure_meson
   ensure_cuda_headers
   ensure_notebook_kernels
-  configure_and_build -Dtests=true -Dtested-binaries="$tested_binaries" -Dnotebook-kernels="$notebook_kernel_dirs"
+  if $install_torch && ! ensure_torch; then exit 2; fi
+  configure_and_build -Dtests=true -Dtested-binaries="$tested_binaries" -Dnotebook-kernels="$notebook_kernel_dirs" \
+    -Dtorch-venv="$(torch_venv_option)"
 }

@@ -93,10 +93,34 @@ std::string working_directory() {
   return getcwd(cwd, sizeof cwd) != nullptr ? std::string(cwd) : std::string(".");
 }
 
+// What the first summary said: the device prints its assertion lines at the next synchronization, usually after
+// the error was first seen, so the answer at exit may be sharper (a window narrowed by the line to one launch).
+struct Answer {
+  uint64_t culprit_seq = 0;
+  bool named = false;
+  std::string confidence;
+};
+Answer first_answer;
+
+Answer answer_of(const Findings& findings) {
+  return {findings.culprit ? findings.culprit->seq : 0, findings.culprit.has_value(), findings.confidence};
+}
+
 void on_primary(const Findings& findings) {
   bool written = shim->write_report(findings, false);
+  first_answer = answer_of(findings);
   for (const std::string& line : summary_lines(findings, written ? shim->report.path() : std::string()))
     say("%s", line.c_str());
+}
+
+// At exit: when the device's lines changed the answer, the summary again, said as such.
+void say_changed_answer(const Findings& findings) {
+  Answer now = answer_of(findings);
+  if (now.named == first_answer.named && now.culprit_seq == first_answer.culprit_seq &&
+      now.confidence == first_answer.confidence)
+    return;
+  say("the device's assertion lines, read after the summary above, change its answer:");
+  for (const std::string& line : summary_lines(findings, shim->report.path())) say("%s", line.c_str());
 }
 
 // The report counts the secondary errors as they come: rewritten at the first, then at most every two seconds
@@ -129,7 +153,9 @@ void at_exit() {
     shim->write_report(findings, true);  // the refused launches, now final
     return;
   }
-  if (shim->write_report(findings, true) && findings.secondary_count > 0) {
+  bool written = shim->write_report(findings, true);
+  if (written) say_changed_answer(findings);
+  if (written && findings.secondary_count > 0) {
     say("%llu secondary error%s followed the first; report updated: %s",
         static_cast<unsigned long long>(findings.secondary_count), findings.secondary_count == 1 ? "" : "s",
         shim->report.path().c_str());

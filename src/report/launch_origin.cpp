@@ -9,11 +9,12 @@
 namespace firstassert {
 namespace {
 
-// Library code is where the failing call ends, not where the user's bug is.
+// Library code is where the failing call ends, not where the user's bug is. Installed packages (PyTorch's among
+// them) live under site-packages or dist-packages; a directory merely named torch may be the user's own project.
 bool user_python_file(const char* file) {
   if (file == nullptr) return false;
   std::string f(file);
-  for (const char* library : {"/site-packages/", "/dist-packages/", "/lib/python3", "<frozen", "/torch/", "<string>"}) {
+  for (const char* library : {"/site-packages/", "/dist-packages/", "/lib/python3", "<frozen", "<string>"}) {
     if (f.find(library) != std::string::npos) return false;
   }
   return true;

@@ -47,3 +47,20 @@ TEST(KernelParamSizes, FunctionPointerParameterIsAPointer) {
 }
 
 }  // namespace
+
+namespace {
+
+using simcuda::family_name_of;
+
+TEST(KernelFamilies, AFamilyIsTheFunctionWithoutTemplateArgumentsParametersAndAnonymousNamespaces) {
+  // As PyTorch 2.15's libtorch_cuda.so registers it: in an anonymous namespace of Loss.cu, for <float, float, long>.
+  EXPECT_EQ(family_name_of("_ZN2at6native39_GLOBAL__N__6bd09d29_7_Loss_cu_5b0651e138nll_loss_forward_reduce_cuda_"
+                           "kernel_2dIfflEEvPT_S4_PKS3_PKT1_S6_bllll"),
+            "at::native::nll_loss_forward_reduce_cuda_kernel_2d");
+  EXPECT_EQ(family_name_of("_ZN2at6native38nll_loss_forward_reduce_cuda_kernel_2dIflEEvPT_S3_PKS2_PKT0_S5_bllll"),
+            "at::native::nll_loss_forward_reduce_cuda_kernel_2d");
+  EXPECT_EQ(family_name_of("_Z6kernelv"), "kernel");
+  EXPECT_EQ(family_name_of("triton_poi_fused_0"), "") << "not a mangled function";
+}
+
+}  // namespace

@@ -23,6 +23,30 @@ void simcuda_register_kernel(const void* host_stub, const char* mangled_name, si
 void simcuda_register_kernel_with_params(const void* host_stub, const char* name, simcuda_kernel_fn body,
                                          unsigned param_count, const size_t* param_sizes);
 
+/* Device code for a family of kernels: every kernel whose function, demangled and without its template arguments,
+ * parameters and anonymous namespaces, is function_name (e.g. "at::native::nll_loss_forward_reduce_cuda_kernel_2d"),
+ * unless a body is registered for that very kernel. A body tells the family's members apart by
+ * simcuda_running_kernel_name(). Families are matched when a kernel is first launched, so they may be registered
+ * after the program registered its kernels (__cudaRegisterFunction). */
+void simcuda_register_kernel_family(const char* function_name, simcuda_kernel_fn body);
+
+/* The same for a family whose parameters are not all scalars or pointers (structs passed by value): param_sizes
+ * writes the sizes of mangled_name's parameters into sizes (at most max_count) and returns their number, or -1 when
+ * it cannot size that member (its launches then fail with CUDA_ERROR_NOT_SUPPORTED and one line on stderr). */
+typedef int (*simcuda_param_sizes_fn)(const char* mangled_name, size_t* sizes, unsigned max_count);
+void simcuda_register_kernel_family_with_params(const char* function_name, simcuda_kernel_fn body,
+                                                simcuda_param_sizes_fn param_sizes);
+
+/* Inside a body: the mangled name of the kernel it runs for. */
+const char* simcuda_running_kernel_name(void);
+
+/* A kernel without a body (none registered for it or its family) runs as a no-op that keeps its stream busy for
+ * SIMCUDA_KERNEL_US microseconds (environment, read once; default 10), so that queues fill as on a GPU. Its
+ * arguments need not be sizable: nothing reads them.
+ *
+ * SIMCUDA_DEVICE_CODE (environment): a colon-separated list of libraries that cuInit loads (RTLD_NOW); their
+ * constructors register kernel bodies and families, as a program's own fatbinaries bring their device code. */
+
 /* Inside a body: the kernel keeps its stream busy this long (returns early once the device has faulted). */
 void simcuda_sleep_us(unsigned us);
 

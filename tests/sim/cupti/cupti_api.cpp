@@ -1,6 +1,7 @@
 // The callback API of CUPTI (libcupti.so.13): its subscribers, each with its own per-domain and per-callback enable
-// bits, and the sink the driver and runtime call for every API ENTER/EXIT and resource event. The driver is reached
-// through its export table, as NVIDIA's CUPTI reaches its driver.
+// bits, and the sink the driver and runtime call for every API ENTER/EXIT and resource event, which also feeds the
+// activity API (activity.cpp) while it records. The driver is reached through its export table, as NVIDIA's CUPTI
+// reaches its driver.
 //
 // By default this is CUPTI <= 13.2 (or a driver before r610): one subscriber per process.
 // SIMCUDA_CUPTI_MULTIPLE_SUBSCRIBERS=1 makes it CUPTI 13.3+ on an r610+ driver, which admits several subscribers when
@@ -22,6 +23,8 @@
 
 #include "../common/private_table.h"
 #include "../common/subscriber_params.h"
+#include "activity.h"
+#include "cupti_names.h"  // generated from the toolkit's headers (cupti_names.py)
 
 namespace {
 
@@ -82,23 +85,32 @@ bool valid_domain(CUpti_CallbackDomain domain) {
   return domain > CUPTI_CB_DOMAIN_INVALID && domain < CUPTI_CB_DOMAIN_SIZE && callback_count(domain) <= kMaxCallbackIds;
 }
 
-void say_once(const char* what) {
-  static std::mutex mutex;
-  static std::set<std::string>* said = new std::set<std::string>;
-  std::lock_guard lock(mutex);
-  if (said->insert(what).second) std::fprintf(stderr, "simcuda: %s is not supported by the simulator\n", what);
-}
+using simcuda::cupti::say_once;
 
-// The sink installed in the driver: every subscriber that enabled this callback, in subscription order. It takes no
-// lock, as a callback may call CUDA (and so this sink) or CUPTI itself.
+// The sink installed in the driver: every subscriber that enabled this callback, in subscription order, within the
+// activity API's view of the call (its API record spans the callbacks). It takes no lock, as a callback may call
+// CUDA (and so this sink) or CUPTI itself.
 void dispatch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   if (domain <= CUPTI_CB_DOMAIN_INVALID || domain >= CUPTI_CB_DOMAIN_SIZE || cbid >= kMaxCallbackIds) return;
+  const auto* call = static_cast<const CUpti_CallbackData*>(data);
+  const bool api = (domain == CUPTI_CB_DOMAIN_DRIVER_API || domain == CUPTI_CB_DOMAIN_RUNTIME_API) && call != nullptr;
+  const bool activity = api && simcuda::cupti::activity_wants_api_events();
+  if (activity && call->callbackSite == CUPTI_API_ENTER) simcuda::cupti::activity_api_enter(domain, cbid, *call);
   const Roster& roster = *state().roster.load(std::memory_order_acquire);
   for (size_t i = 0; i < roster.count; ++i) {
     Subscriber* subscriber = roster.members[i];
     if (subscriber->enabled[domain][cbid].load(std::memory_order_relaxed))
       subscriber->callback(subscriber->userdata, domain, cbid, data);
   }
+  if (activity && call->callbackSite == CUPTI_API_EXIT) simcuda::cupti::activity_api_exit(domain, cbid, *call);
+}
+
+// The sink is attached while anyone listens: a subscriber, or the activity API.
+void update_dispatch_locked(State& s) {
+  if (s.driver == nullptr) return;
+  const bool wanted =
+      s.roster.load(std::memory_order_acquire)->count > 0 || simcuda::cupti::activity_wants_api_events();
+  s.driver->set_tool_dispatch(wanted ? dispatch : nullptr);
 }
 
 const simcuda::PrivateTable* link_driver() {
@@ -199,7 +211,7 @@ CUptiResult subscribe(CUpti_SubscriberHandle* handle, CUpti_CallbackFunc callbac
   tell_first_subscriber(params, now);  // joining a multi session: told who is first, with no error
   Subscriber* subscriber = new_subscriber(callback, userdata, params);
   s.roster.store(with(now, subscriber), std::memory_order_release);
-  s.driver->set_tool_dispatch(dispatch);
+  update_dispatch_locked(s);
   *handle = reinterpret_cast<CUpti_SubscriberHandle>(subscriber);
   return CUPTI_SUCCESS;
 }
@@ -207,14 +219,66 @@ CUptiResult subscribe(CUpti_SubscriberHandle* handle, CUpti_CallbackFunc callbac
 // The last subscriber has gone: the next first subscriber decides anew whether others may join.
 void end_session(State& s) {
   s.session_admits_more = false;
-  if (s.driver != nullptr) s.driver->set_tool_dispatch(nullptr);
+  update_dispatch_locked(s);
 }
 
 void set_domain(Subscriber& subscriber, CUpti_CallbackDomain domain, bool enable) {
   for (size_t cbid = 0; cbid < callback_count(domain); ++cbid) subscriber.enabled[domain][cbid].store(enable);
 }
 
+struct CallbackName {
+  uint32_t cbid;
+  const char* name;
+};
+#define SIMCUDA_CALLBACK_NAME(value, name) CallbackName{value, name},
+constexpr CallbackName kRuntimeNames[] = {SIMCUDA_RUNTIME_CBID_NAMES(SIMCUDA_CALLBACK_NAME)};
+constexpr CallbackName kDriverNames[] = {SIMCUDA_DRIVER_CBID_NAMES(SIMCUDA_CALLBACK_NAME)};
+#undef SIMCUDA_CALLBACK_NAME
+
+// A domain's callback names indexed by callback id (nullptr for ids the toolkit's table skips).
+template <size_t kSize, size_t kCount>
+const std::array<const char*, kSize>* index_names(const CallbackName (&names)[kCount]) {
+  auto* table = new std::array<const char*, kSize>{};
+  for (const CallbackName& n : names)
+    if (n.cbid < kSize) (*table)[n.cbid] = n.name;
+  return table;
+}
+
+const char* const* callback_names(CUpti_CallbackDomain domain, size_t* count) {
+  static const auto* runtime = index_names<CUPTI_RUNTIME_TRACE_CBID_SIZE>(kRuntimeNames);
+  static const auto* driver = index_names<CUPTI_DRIVER_TRACE_CBID_SIZE>(kDriverNames);
+  switch (domain) {
+    case CUPTI_CB_DOMAIN_RUNTIME_API: *count = runtime->size(); return runtime->data();
+    case CUPTI_CB_DOMAIN_DRIVER_API: *count = driver->size(); return driver->data();
+    default: *count = 0; return nullptr;
+  }
+}
+
 }  // namespace
+
+namespace simcuda::cupti {
+
+void say_once(const char* what) {
+  static std::mutex mutex;
+  static std::set<std::string>* said = new std::set<std::string>;
+  std::lock_guard lock(mutex);
+  if (said->insert(what).second) std::fprintf(stderr, "simcuda: %s is not supported by the simulator\n", what);
+}
+
+const PrivateTable* linked_driver() {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  if (s.driver == nullptr) s.driver = link_driver();
+  return s.driver;
+}
+
+void refresh_tool_dispatch() {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  update_dispatch_locked(s);
+}
+
+}  // namespace simcuda::cupti
 
 extern "C" {
 
@@ -289,6 +353,7 @@ CUptiResult CUPTIAPI cuptiSupportedDomains(size_t* domainCount, CUpti_DomainTabl
 }
 
 CUptiResult CUPTIAPI cuptiFinalize(void) {
+  simcuda::cupti::activity_finalize();
   State& s = state();
   std::lock_guard lock(s.mutex);
   s.roster.store(&kNobody, std::memory_order_release);
@@ -298,16 +363,26 @@ CUptiResult CUPTIAPI cuptiFinalize(void) {
 
 CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult result, const char** str) {
   if (str == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
-  switch (result) {
-    case CUPTI_SUCCESS: *str = "CUPTI_SUCCESS"; break;
-    case CUPTI_ERROR_INVALID_PARAMETER: *str = "CUPTI_ERROR_INVALID_PARAMETER"; break;
-    case CUPTI_ERROR_INVALID_OPERATION: *str = "CUPTI_ERROR_INVALID_OPERATION"; break;
-    case CUPTI_ERROR_NOT_INITIALIZED: *str = "CUPTI_ERROR_NOT_INITIALIZED"; break;
-    case CUPTI_ERROR_NOT_SUPPORTED: *str = "CUPTI_ERROR_NOT_SUPPORTED"; break;
-    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED: *str = "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"; break;
-    case CUPTI_ERROR_UNKNOWN: *str = "CUPTI_ERROR_UNKNOWN"; break;
-    default: *str = nullptr; return CUPTI_ERROR_INVALID_PARAMETER;
+  switch (static_cast<int>(result)) {
+#define SIMCUDA_RESULT_CASE(value, name) \
+  case value:                            \
+    *str = name;                         \
+    return CUPTI_SUCCESS;
+    SIMCUDA_CUPTI_RESULTS(SIMCUDA_RESULT_CASE)
+#undef SIMCUDA_RESULT_CASE
+    default:
+      *str = nullptr;
+      return CUPTI_ERROR_INVALID_PARAMETER;
   }
+}
+
+CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char** name) {
+  if (name == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  *name = nullptr;
+  size_t count = 0;
+  const char* const* names = callback_names(domain, &count);
+  if (names == nullptr || cbid >= count || names[cbid] == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  *name = names[cbid];
   return CUPTI_SUCCESS;
 }
 
@@ -324,17 +399,5 @@ CUptiResult CUPTIAPI cuptiGetErrorMessage(CUptiResult result, const char** str) 
   }
   return CUPTI_SUCCESS;
 }
-
-// The activity API is not modelled: a tool that needs it learns so at once.
-#define SIMCUDA_CUPTI_UNSUPPORTED(name, params, ...)          \
-  CUptiResult CUPTIAPI name params {                          \
-    say_once(#name);                                          \
-    return CUPTI_ERROR_NOT_SUPPORTED;                         \
-  }
-SIMCUDA_CUPTI_UNSUPPORTED(cuptiActivityEnable, (CUpti_ActivityKind))
-SIMCUDA_CUPTI_UNSUPPORTED(cuptiActivityDisable, (CUpti_ActivityKind))
-SIMCUDA_CUPTI_UNSUPPORTED(cuptiActivityRegisterCallbacks, (CUpti_BuffersCallbackRequestFunc,
-                                                           CUpti_BuffersCallbackCompleteFunc))
-SIMCUDA_CUPTI_UNSUPPORTED(cuptiActivityFlushAll, (uint32_t))
 
 }  // extern "C"

@@ -30,6 +30,17 @@ int64_t now_ns() {
 // What a kernel body is running, for simcuda_device_assert/fault on the worker thread.
 thread_local Kernel* running_kernel = nullptr;
 
+// How long a kernel without a body keeps its stream busy: SIMCUDA_KERNEL_US (simcuda.h), read once.
+unsigned default_kernel_us() {
+  static const unsigned us = [] {
+    const char* text = std::getenv("SIMCUDA_KERNEL_US");
+    char* end = nullptr;
+    unsigned long value = text != nullptr ? std::strtoul(text, &end, 10) : 0;
+    return text != nullptr && *text != '\0' && *end == '\0' && value <= 10'000'000 ? static_cast<unsigned>(value) : 10u;
+  }();
+  return us;
+}
+
 bool blocking(const Stream* s) { return (s->flags & CU_STREAM_NON_BLOCKING) == 0; }
 
 }  // namespace
@@ -181,6 +192,7 @@ CUresult Device::enqueue_locked(Stream* stream, Work work, uint64_t* seq_out) {
   } else if (blocking(stream) && legacy_->enqueued > legacy_->completed) {
     work.waits.emplace_back(legacy_, legacy_->enqueued);
   }
+  if (device_activity_wanted()) tag_device_activity(work, *stream);  // CUPTI activity records (tool_events.h)
   work.seq = ++stream->enqueued;
   if (seq_out != nullptr) *seq_out = work.seq;
   stream->queue.push_back(std::move(work));
@@ -227,13 +239,17 @@ void Device::worker_loop(Stream* stream) {
 }
 
 void Device::execute(Work& work) {
+  const int64_t activity_start = work.activity.wanted ? now_ns() : 0;  // CUPTI activity records (tool_events.h)
   switch (work.kind) {
     case Work::Kind::Kernel: {
       std::vector<void*> args;
       args.reserve(work.arg_offsets.size());
       for (size_t offset : work.arg_offsets) args.push_back(work.arg_bytes.data() + offset);
       running_kernel = work.kernel;
-      if (work.kernel->body != nullptr) work.kernel->body(args.empty() ? nullptr : args.data(), work.grid, work.block);
+      if (work.body != nullptr)
+        work.body(args.empty() ? nullptr : args.data(), work.grid, work.block);
+      else
+        simcuda_sleep_us(default_kernel_us());
       running_kernel = nullptr;
       break;
     }
@@ -248,7 +264,13 @@ void Device::execute(Work& work) {
       std::memmove(work.address, work.source, work.bytes);
       break;
     case Work::Kind::Fill:
-      std::memset(work.address, static_cast<int>(work.value), work.bytes);
+      if (work.fill_width == sizeof(uint32_t)) {
+        auto word = static_cast<uint32_t>(work.value);
+        for (size_t at = 0; at + sizeof word <= work.bytes; at += sizeof word)
+          std::memcpy(static_cast<char*>(work.address) + at, &word, sizeof word);
+      } else {
+        std::memset(work.address, static_cast<int>(work.value), work.bytes);
+      }
       break;
     case Work::Kind::Marker:
       if (work.completed_at_ns) work.completed_at_ns->store(now_ns());
@@ -257,6 +279,7 @@ void Device::execute(Work& work) {
       work.host_fn(work.user_data);
       break;
   }
+  if (work.activity.wanted) emit_device_activity(work, activity_start, now_ns());
 }
 
 void Device::raise_fault(int code, std::string message) {
@@ -284,16 +307,20 @@ CUresult make_kernel_work(CUfunction function, dim3 grid, dim3 block, void** par
     say_unsupported_once("a launch with 'extra' (CU_LAUNCH_PARAM_BUFFER_POINTER)");
     return CUDA_ERROR_NOT_SUPPORTED;
   }
-  if (!kernel->param_sizes) {
-    say_unsupported_once(
-        "launching a kernel whose parameter sizes are unknown (register it with simcuda_register_kernel_with_params)");
-    return CUDA_ERROR_NOT_SUPPORTED;
-  }
+  simcuda_kernel_fn body = resolve_for_launch(kernel);
   *work = Work{};
   work->kind = Work::Kind::Kernel;
   work->kernel = kernel;
+  work->body = body;
   work->grid = grid;
   work->block = block;
+  if (body == nullptr) return CUDA_SUCCESS;  // a no-op reads no argument
+  if (!kernel->param_sizes) {
+    say_unsupported_once(
+        "running a kernel body whose parameter sizes are unknown (register it with "
+        "simcuda_register_kernel_with_params)");
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
   // The driver copies argument values at launch: the caller's argument storage may be gone when the kernel runs.
   size_t count = kernel->param_sizes->size();
   if (count > 0 && params == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -384,6 +411,16 @@ CUresult Device::fill(Stream* stream, void* dst, unsigned char value, size_t byt
   if (CUresult r = enqueue(stream, std::move(work), &seq); r != CUDA_SUCCESS)
     return blocking_fill ? learned_at_sync(r) : r;
   return blocking_fill ? wait_for(stream, seq) : CUDA_SUCCESS;
+}
+
+CUresult Device::fill32(Stream* stream, void* dst, uint32_t value, size_t count) {
+  Work work;
+  work.kind = Work::Kind::Fill;
+  work.address = dst;
+  work.value = value;
+  work.bytes = count * sizeof(uint32_t);
+  work.fill_width = sizeof(uint32_t);
+  return enqueue(stream, std::move(work));
 }
 
 CUresult Device::host_func(Stream* stream, CUhostFn fn, void* user_data) {

@@ -18,6 +18,7 @@
 #include <deque>
 
 #include "kernel_registry.h"
+#include "tool_events.h"
 
 namespace simcuda {
 
@@ -33,6 +34,7 @@ struct Work {
   std::vector<std::pair<Stream*, uint64_t>> waits;  // (stream, seq) that must complete first
 
   Kernel* kernel = nullptr;
+  simcuda_kernel_fn body = nullptr;  // nullptr: a no-op that takes the default kernel time
   dim3 grid{}, block{};
   std::vector<unsigned char> arg_bytes;  // copies of the launch arguments
   std::vector<size_t> arg_offsets;
@@ -41,11 +43,14 @@ struct Work {
   uint64_t value = 0;
   const void* source = nullptr;
   size_t bytes = 0;
+  unsigned fill_width = 1;  // bytes of the fill pattern (cuMemsetD8 or cuMemsetD32)
 
   CUhostFn host_fn = nullptr;
   void* user_data = nullptr;
 
   std::shared_ptr<std::atomic<int64_t>> completed_at_ns;  // event markers
+
+  ActivityTag activity;  // CUPTI activity records (tool_events.h)
 };
 
 // A kernel launch as the device runs it, with the checks a launch makes first (the function handle, the
@@ -55,6 +60,7 @@ CUresult make_kernel_work(CUfunction function, dim3 grid, dim3 block, void** par
 struct Stream {
   uint64_t id = 0;
   unsigned flags = 0;
+  int priority = 0;  // recorded and reported; the simulated device does not schedule by it
   bool legacy = false;
   bool destroyed = false;
   // Guarded by Device::mutex_.
@@ -100,6 +106,8 @@ class Device {
   CUresult mem_ops(Stream* stream, std::vector<CUstreamBatchMemOpParams> ops);
   CUresult copy(Stream* stream, void* dst, const void* src, size_t bytes, bool blocking);
   CUresult fill(Stream* stream, void* dst, unsigned char value, size_t bytes, bool blocking);
+  // count 32-bit words of value (cuMemsetD32Async).
+  CUresult fill32(Stream* stream, void* dst, uint32_t value, size_t count);
   CUresult host_func(Stream* stream, CUhostFn fn, void* user_data);
   CUresult record_event(Event* event, Stream* stream);
   CUresult wait_event(Stream* stream, Event* event);

@@ -3,12 +3,14 @@
 // NVIDIA's library exports them; cuGetProcAddress (proc_address.cpp) maps the base names onto them.
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "../common/api_trace.h"
 #include "../common/error_table.h"
 #include "api_support.h"  // also CUDA's generated_cuda_meta.h, which has no include guard
 #include "device.h"
+#include "device_properties.h"
 #include "driver_state.h"
 #include "graph.h"
 #include "kernel_registry.h"
@@ -230,7 +232,7 @@ CUresult CUDAAPI cuDeviceGetName(char* name, int len, CUdevice dev) {
     if (CUresult r = initialized(); r != CUDA_SUCCESS) return r;
     if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
     if (name == nullptr || len <= 0) return CUDA_ERROR_INVALID_VALUE;
-    std::strncpy(name, "simcuda simulated GPU", static_cast<size_t>(len) - 1);
+    std::strncpy(name, simcuda::kDeviceName, static_cast<size_t>(len) - 1);
     name[len - 1] = '\0';
     return CUDA_SUCCESS;
   });
@@ -241,18 +243,13 @@ CUresult CUDAAPI cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevi
     if (CUresult r = initialized(); r != CUDA_SUCCESS) return r;
     if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
     if (pi == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    switch (attrib) {
-      case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; return CUDA_SUCCESS;
-      case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = 9; return CUDA_SUCCESS;
-      case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *pi = 0; return CUDA_SUCCESS;
-      case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: *pi = 1; return CUDA_SUCCESS;
-      case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: *pi = 1; return CUDA_SUCCESS;
-      case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS: *pi = 1; return CUDA_SUCCESS;
-      case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *pi = 132; return CUDA_SUCCESS;
-      default:
-        simcuda::say_unsupported_once("this cuDeviceGetAttribute attribute");
-        return CUDA_ERROR_NOT_SUPPORTED;
+    std::optional<int> value = simcuda::device_attribute(attrib);
+    if (!value) {
+      simcuda::say_unsupported_once("this cuDeviceGetAttribute attribute");
+      return CUDA_ERROR_NOT_SUPPORTED;
     }
+    *pi = *value;
+    return CUDA_SUCCESS;
   });
 }
 
@@ -505,7 +502,10 @@ CUresult CUDAAPI cuStreamCreateWithPriority(CUstream* phStream, unsigned int fla
   return TRACED(cuStreamCreateWithPriority, phStream, flags, priority) {
     if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
     if (phStream == nullptr || (flags & ~CU_STREAM_NON_BLOCKING) != 0) return CUDA_ERROR_INVALID_VALUE;
-    *phStream = device().create_stream(flags);  // priorities are accepted and not modelled
+    *phStream = device().create_stream(flags);
+    // Out-of-range priorities are clamped, as CUDA documents; the simulated device records, not schedules, them.
+    reinterpret_cast<Stream*>(*phStream)->priority =
+        std::clamp(priority, simcuda::kGreatestStreamPriority, simcuda::kLeastStreamPriority);
     return CUDA_SUCCESS;
   });
 }

@@ -56,6 +56,24 @@ void load_injection() {
   init();
 }
 
+// SIMCUDA_DEVICE_CODE (simcuda.h): libraries of kernel bodies, loaded as a program's fatbinaries would bring code.
+void load_device_code() {
+  const char* list = std::getenv("SIMCUDA_DEVICE_CODE");
+  if (list == nullptr) return;
+  std::string paths(list);
+  size_t begin = 0;
+  while (begin <= paths.size()) {
+    size_t end = paths.find(':', begin);
+    if (end == std::string::npos) end = paths.size();
+    std::string path = paths.substr(begin, end - begin);
+    if (!path.empty() && dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr)
+      std::fprintf(stderr, "simcuda: cannot load SIMCUDA_DEVICE_CODE library %s: %s\n", path.c_str(), dlerror());
+    begin = end + 1;
+  }
+}
+
+std::once_flag device_code_once;
+
 }  // namespace
 
 bool driver_initialized() { return initialized.load(std::memory_order_acquire); }
@@ -63,6 +81,7 @@ bool driver_initialized() { return initialized.load(std::memory_order_acquire); 
 CUresult initialize_driver() {
   // Marked first: the injected tool calls back into the driver from InitializeInjection.
   initialized.store(true, std::memory_order_release);
+  std::call_once(device_code_once, load_device_code);
   std::call_once(injection_once, load_injection);
   return CUDA_SUCCESS;
 }
@@ -74,6 +93,8 @@ CUcontext retain_primary_context() {
   if (!primary_announced.exchange(true)) emit_context_resource_event(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, primary_context());
   return primary_context();
 }
+
+bool primary_context_retained() { return primary_announced.load(); }
 
 CUcontext current_context() { return context_depth == 0 ? nullptr : context_stack[context_depth - 1]; }
 
@@ -130,6 +151,43 @@ std::optional<Memory> allocation_holding(const void* pointer, size_t bytes) {
 }
 
 }  // namespace
+
+bool register_host_range(void* pointer, size_t bytes) {
+  if (pointer == nullptr || bytes == 0 || allocation_holding(pointer, 1)) return false;
+  Allocations& a = allocations();
+  std::lock_guard lock(a.mutex);
+  a.live[reinterpret_cast<uintptr_t>(pointer)] = {bytes, Memory::Registered};
+  return true;
+}
+
+bool unregister_host_range(void* pointer) {
+  Allocations& a = allocations();
+  std::lock_guard lock(a.mutex);
+  auto it = a.live.find(reinterpret_cast<uintptr_t>(pointer));
+  if (it == a.live.end() || it->second.second != Memory::Registered) return false;
+  a.live.erase(it);
+  return true;
+}
+
+std::optional<AllocationInfo> allocation_of(const void* pointer) {
+  auto begin = reinterpret_cast<uintptr_t>(pointer);
+  Allocations& a = allocations();
+  std::lock_guard lock(a.mutex);
+  auto it = a.live.upper_bound(begin);
+  if (it == a.live.begin()) return std::nullopt;
+  --it;
+  if (begin >= it->first + std::max<size_t>(it->second.first, 1)) return std::nullopt;
+  return AllocationInfo{reinterpret_cast<void*>(it->first), it->second.first, it->second.second};
+}
+
+size_t device_bytes_in_use() {
+  Allocations& a = allocations();
+  std::lock_guard lock(a.mutex);
+  size_t total = 0;
+  for (const auto& [begin, entry] : a.live)
+    if (entry.second == Memory::Device) total += entry.first;
+  return total;
+}
 
 bool device_accessible(const void* pointer, size_t bytes) { return allocation_holding(pointer, bytes).has_value(); }
 

@@ -16,6 +16,11 @@ struct Registry {
   std::unordered_map<const void*, Kernel*> by_stub;
   std::unordered_map<std::string, Kernel*> by_name;
   std::unordered_set<const void*> all;
+  struct Family {
+    simcuda_kernel_fn body;
+    simcuda_param_sizes_fn param_sizes;
+  };
+  std::unordered_map<std::string, Family> families;  // by function name
 };
 
 // Never destroyed: device worker threads may still look kernels up while the process exits.
@@ -103,13 +108,72 @@ Kernel* find_or_add_locked(Registry& r, const char* name) {
   if (auto it = r.by_name.find(name); it != r.by_name.end()) return it->second;  // handles stay stable
   auto* kernel = new Kernel;
   kernel->name = name;
-  kernel->param_sizes = param_sizes_from_mangled_name(name);
   r.by_name.emplace(kernel->name, kernel);
   r.all.insert(kernel);
   return kernel;
 }
 
 }  // namespace
+
+std::string family_name_of(const char* mangled_name) {
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(mangled_name, nullptr, nullptr, &status);
+  if (status != 0 || demangled == nullptr) return {};
+  std::string signature(demangled);
+  std::free(demangled);
+  // What precedes the parameter list, with every template argument list taken out.
+  std::string name;
+  int depth = 0;
+  for (char c : signature) {
+    if (c == '(' && depth == 0 && !name.empty() && name.back() != ':') break;
+    if (c == '<') ++depth;
+    if (depth == 0) name += c;
+    if (c == '>') --depth;
+  }
+  constexpr std::string_view anonymous = "(anonymous namespace)::";
+  for (size_t at; (at = name.find(anonymous)) != std::string::npos;) name.erase(at, anonymous.size());
+  // A template function's demangled name starts with its return type.
+  if (size_t space = name.rfind(' '); space != std::string::npos) name.erase(0, space + 1);
+  return name;
+}
+
+void register_family(const char* function_name, simcuda_kernel_fn body, simcuda_param_sizes_fn param_sizes) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.families[function_name] = {body, param_sizes};
+  // Kernels already resolved without a body take the family's from their next launch.
+  for (auto& [name, kernel] : r.by_name)
+    if (kernel->body == nullptr && kernel->resolved) kernel->resolved = false;
+}
+
+simcuda_kernel_fn resolve_for_launch(Kernel* kernel) {
+  Registry& r = registry();
+  {
+    std::lock_guard lock(r.mutex);
+    if (kernel->resolved) return kernel->body;
+  }
+  // Demangled outside the lock: other streams' launches go on meanwhile.
+  auto sizes = param_sizes_from_mangled_name(kernel->name.c_str());
+  std::string family = family_name_of(kernel->name.c_str());
+  std::unique_lock lock(r.mutex);
+  if (kernel->resolved) return kernel->body;
+  if (kernel->body == nullptr && !family.empty()) {
+    if (auto it = r.families.find(family); it != r.families.end()) {
+      Registry::Family member = it->second;
+      if (member.param_sizes != nullptr && !kernel->param_sizes) {
+        lock.unlock();  // the family's own code, called without our lock
+        size_t buffer[256];
+        int count = member.param_sizes(kernel->name.c_str(), buffer, 256);
+        lock.lock();
+        if (count >= 0 && count <= 256) sizes = std::vector<size_t>(buffer, buffer + count);
+      }
+      kernel->body = member.body;
+    }
+  }
+  if (!kernel->param_sizes) kernel->param_sizes = std::move(sizes);
+  kernel->resolved = true;
+  return kernel->body;
+}
 
 void bind_host_stub(const void* host_stub, const char* name) {
   Registry& r = registry();
@@ -126,6 +190,7 @@ Kernel* register_kernel(const void* host_stub, const char* name, simcuda_kernel_
   Kernel* kernel = find_or_add_locked(r, name);
   kernel->body = body;
   kernel->param_sizes = std::move(param_sizes);
+  kernel->resolved = kernel->param_sizes.has_value();
   if (host_stub != nullptr) {
     kernel->host_stub = host_stub;
     r.by_stub[host_stub] = kernel;

@@ -26,6 +26,22 @@ void simcuda_register_kernel_with_params(const void* host_stub, const char* name
   simcuda::register_kernel(host_stub, name, body, std::vector<size_t>(param_sizes, param_sizes + param_count));
 }
 
+void simcuda_register_kernel_family(const char* function_name, simcuda_kernel_fn body) {
+  if (function_name == nullptr || body == nullptr) return;
+  simcuda::register_family(function_name, body, nullptr);
+}
+
+void simcuda_register_kernel_family_with_params(const char* function_name, simcuda_kernel_fn body,
+                                                simcuda_param_sizes_fn param_sizes) {
+  if (function_name == nullptr || body == nullptr || param_sizes == nullptr) return;
+  simcuda::register_family(function_name, body, param_sizes);
+}
+
+const char* simcuda_running_kernel_name(void) {
+  simcuda::Kernel* kernel = simcuda::current_device_kernel();
+  return kernel != nullptr ? kernel->name.c_str() : nullptr;
+}
+
 void simcuda_sleep_us(unsigned us) {
   auto& device = simcuda::Device::get();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(us);

@@ -64,6 +64,24 @@ namespace simcuda::runtime {
   X(memset_d8, "cuMemsetD8", cuMemsetD8_v2)                                  \
   X(memset_d8_async, "cuMemsetD8Async", cuMemsetD8Async)                     \
   X(device_get_attribute, "cuDeviceGetAttribute", cuDeviceGetAttribute)   \
+  X(device_get_name, "cuDeviceGetName", cuDeviceGetName)                    \
+  X(device_total_mem, "cuDeviceTotalMem", cuDeviceTotalMem_v2)              \
+  X(device_get_pci_bus_id, "cuDeviceGetPCIBusId", cuDeviceGetPCIBusId)      \
+  X(mem_get_info, "cuMemGetInfo", cuMemGetInfo_v2)                          \
+  X(pointer_get_attribute, "cuPointerGetAttribute", cuPointerGetAttribute)  \
+  X(mem_host_register, "cuMemHostRegister", cuMemHostRegister_v2)           \
+  X(mem_host_unregister, "cuMemHostUnregister", cuMemHostUnregister)        \
+  X(mem_alloc_async, "cuMemAllocAsync", cuMemAllocAsync)                    \
+  X(mem_free_async, "cuMemFreeAsync", cuMemFreeAsync)                       \
+  X(memcpy_2d_async, "cuMemcpy2DAsync", cuMemcpy2DAsync_v2)                 \
+  X(stream_create_with_priority, "cuStreamCreateWithPriority", cuStreamCreateWithPriority) \
+  X(stream_get_priority, "cuStreamGetPriority", cuStreamGetPriority)        \
+  X(stream_get_capture_info, "cuStreamGetCaptureInfo", cuStreamGetCaptureInfo_v3) \
+  X(ctx_get_stream_priority_range, "cuCtxGetStreamPriorityRange", cuCtxGetStreamPriorityRange) \
+  X(func_get_attribute, "cuFuncGetAttribute", cuFuncGetAttribute)           \
+  X(func_set_attribute, "cuFuncSetAttribute", cuFuncSetAttribute)           \
+  X(occupancy_max_active_blocks, "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", \
+    cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags)                   \
   X(get_export_table, "cuGetExportTable", cuGetExportTable)
 
 struct DriverEntries {

@@ -5,7 +5,6 @@
 #include <cuda_runtime_api.h>
 #include <cupti_callbacks.h>
 #include <cupti_runtime_cbid.h>
-#include <generated_cuda_runtime_api_meta.h>
 
 #include <atomic>
 #include <cstddef>
@@ -19,11 +18,11 @@
 #include "../common/api_trace.h"
 #include "../common/error_table.h"
 #include "driver_link.h"
+#include "runtime_call.h"
 
-namespace {
+namespace simcuda::runtime {
 
-using simcuda::runtime::driver;
-using simcuda::runtime::DriverEntries;
+thread_local cudaError_t last_error = cudaSuccess;
 
 // CUDA 13.0's meta header has no params structs for these calls; the layouts follow their argument lists.
 struct cudaDeviceSynchronize_v3020_params {};
@@ -43,7 +42,6 @@ struct __cudaLaunchKernel_v13000_params {
 };
 using __cudaLaunchKernel_ptsz_v13000_params = __cudaLaunchKernel_v13000_params;
 
-thread_local cudaError_t last_error = cudaSuccess;
 struct CallConfiguration {
   dim3 grid, block;
   size_t shared;
@@ -113,15 +111,13 @@ const char* name_of(const void* stub) {
   return f != nullptr ? driver().table->function_name(f) : nullptr;
 }
 
-#define RUNTIME_SITE(fn, version) \
-  simcuda::TraceSite { CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##fn##_##version, #fn }
-// TRACED(fn, version, args...) { body })): the call traced with fn_version_params{args...}; errors kept as last.
-#define TRACED(fn, version, ...)                                                                                 \
-  record(simcuda::traced_call<cudaError_t>(table(), RUNTIME_SITE(fn, version), fn##_##version##_params{__VA_ARGS__}, \
-                                           nullptr, primary.load(), [&]() -> cudaError_t
-#define TRACED_LAUNCH(fn, version, stub, ...)                                                                    \
-  record(simcuda::traced_call<cudaError_t>(table(), RUNTIME_SITE(fn, version), fn##_##version##_params{__VA_ARGS__}, \
-                                           name_of(stub), primary.load(), [&]() -> cudaError_t
+void say_unsupported_once(const char* what) {
+  static std::mutex mutex;
+  static auto* said = new std::set<std::string>;  // never destroyed: calls may come during exit
+  std::lock_guard lock(mutex);
+  if (said->insert(what).second) std::fprintf(stderr, "simcuda: %s is not supported by the simulator\n", what);
+}
+
 
 cudaError_t launch(const void* stub, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream,
                    bool per_thread) {
@@ -158,19 +154,6 @@ cudaError_t launch_cooperative(const void* stub, dim3 grid, dim3 block, void** a
       f, grid.x, grid.y, grid.z, block.x, block.y, block.z, static_cast<unsigned>(shared), stream, args));
 }
 
-// Runs a driver call after the runtime's own checks.
-template <typename Call>
-cudaError_t via_driver(Call&& call) {
-  if (cudaError_t e = ready(); e != cudaSuccess) return e;
-  return to_runtime(call());
-}
-
-// Graph queries only read the graph: like the driver's, they answer after a fault.
-template <typename Call>
-cudaError_t query_via_driver(Call&& call) {
-  if (cudaError_t e = prepare(); e != cudaSuccess) return e;
-  return to_runtime(call());
-}
 
 // A runtime kernel node's parameters as the driver takes them: the host stub (or cudaKernel_t) as its function.
 cudaError_t driver_kernel_params(const cudaKernelNodeParams* in, CUDA_KERNEL_NODE_PARAMS* out) {
@@ -191,14 +174,10 @@ cudaError_t driver_kernel_params(const cudaKernelNodeParams* in, CUDA_KERNEL_NOD
   return cudaSuccess;
 }
 
-// A synchronizing call always reaches the driver, which reports a lost context as a sync does.
-template <typename Call>
-cudaError_t sync_via_driver(Call&& call) {
-  if (cudaError_t e = prepare(); e != cudaSuccess) return e;
-  return to_runtime(call());
-}
 
-}  // namespace
+}  // namespace simcuda::runtime
+
+using namespace simcuda::runtime;
 
 extern "C" {
 
@@ -903,16 +882,6 @@ cudaError_t CUDARTAPI cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr att
   }));
 }
 
-cudaError_t CUDARTAPI cudaDeviceGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {
-  return TRACED(cudaDeviceGetStreamPriorityRange, v5050, leastPriority, greatestPriority) {
-    if (cudaError_t e = ready(); e != cudaSuccess) return e;
-    // Priorities are accepted and not modelled: one level.
-    if (leastPriority != nullptr) *leastPriority = 0;
-    if (greatestPriority != nullptr) *greatestPriority = 0;
-    return cudaSuccess;
-  }));
-}
-
 // How PyTorch reaches driver entry points it does not link (cuGetProcAddress underneath).
 cudaError_t CUDARTAPI cudaGetDriverEntryPoint(const char* symbol, void** funcPtr, unsigned long long flags,
                                               enum cudaDriverEntryPointQueryResult* driverStatus) {
@@ -922,18 +891,10 @@ cudaError_t CUDARTAPI cudaGetDriverEntryPoint(const char* symbol, void** funcPtr
     CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     CUresult r = driver().get_proc_address(symbol, funcPtr, CUDA_VERSION, flags, &status);
     if (driverStatus != nullptr) *driverStatus = static_cast<cudaDriverEntryPointQueryResult>(status);
-    return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorSymbolNotFound;
+    // A symbol the driver lacks is not an error: funcPtr is NULL and driverStatus says why (NVIDIA's documentation).
+    if (r != CUDA_SUCCESS) *funcPtr = nullptr;
+    return cudaSuccess;
   }));
 }
-
-// Not modelled: a program that needs these learns it at once, in one line, instead of failing to load.
-#define SIMCUDA_RUNTIME_UNSUPPORTED(name, params)                                                  \
-  cudaError_t CUDARTAPI name params {                                                             \
-    static std::once_flag said;                                                                   \
-    std::call_once(said, [] { std::fprintf(stderr, "simcuda: %s is not supported by the simulator\n", #name); }); \
-    return record(cudaErrorNotSupported);                                                        \
-  }
-SIMCUDA_RUNTIME_UNSUPPORTED(cudaGetDeviceProperties, (struct cudaDeviceProp*, int))
-SIMCUDA_RUNTIME_UNSUPPORTED(cudaPointerGetAttributes, (struct cudaPointerAttributes*, const void*))
 
 }  // extern "C"

@@ -1,0 +1,964 @@
+// libsimaten.so, the device code of PyTorch's ATen kernels for the simulator, driven as torch 2.15 drives it: the
+// kernels are registered under their real mangled names (__cudaRegisterFunction, as torch's fatbinary constructors
+// do) and launched through cudaLaunchKernel with the real parameter layouts; the library comes in through
+// SIMCUDA_DEVICE_CODE at cuInit (meson sets it for this test).
+//
+// The names are those of torch-2.15.0+cu132's libtorch_cuda.so (PyPI, git d0f2af8b): `strings -n 20 libtorch_cuda.so
+// | grep '^_Z'`. The struct layouts below are written from PyTorch's headers and checked against the sizes in that
+// wheel's cubins (their .nv.info parameter tables), quoted at each static_assert. Expectations come from each case
+// (what was planted), never from the output under test.
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "simcuda.h"
+#include "support/fresh_process.h"
+
+extern "C" {
+// What nvcc's host code calls; the toolkit headers declare them only for nvcc-generated code.
+void** __cudaRegisterFatBinary(void* fatCubin);
+void __cudaRegisterFunction(void** fatCubinHandle, const char* hostFun, char* deviceFun, const char* deviceName,
+                            int thread_limit, uint3* tid, uint3* bid, dim3* bDim, dim3* gDim, int* wSize);
+}
+
+namespace {
+
+// ---- torch 2.15's kernel names ---------------------------------------------------------------------------------------
+
+#define LOSS_NS "_ZN2at6native39_GLOBAL__N__6bd09d29_7_Loss_cu_5b0651e1"
+#define NLL2D_NS "_ZN2at6native45_GLOBAL__N__b215459d_12_NLLLoss2d_cu_e9278b46"
+#define INDEXING_NS "_ZN2at6native44_GLOBAL__N__b23ef953_11_Indexing_cu_89862edb"
+
+// nll_loss_forward_reduce_cuda_kernel_2d<float, float, long>, <double, double, long>, <float, float, unsigned char>,
+// <c10::Half, float, long>
+const char* kNll2dFloat = LOSS_NS "38nll_loss_forward_reduce_cuda_kernel_2dIfflEEvPT_S4_PKS3_PKT1_S6_bllll";
+const char* kNll2dDouble = LOSS_NS "38nll_loss_forward_reduce_cuda_kernel_2dIddlEEvPT_S4_PKS3_PKT1_S6_bllll";
+const char* kNll2dByte = LOSS_NS "38nll_loss_forward_reduce_cuda_kernel_2dIffhEEvPT_S4_PKS3_PKT1_S6_bllll";
+const char* kNll2dHalf = LOSS_NS "38nll_loss_forward_reduce_cuda_kernel_2dIN3c104HalfEflEEvPT_S6_PKS5_PKT1_S8_bllll";
+// nll_loss_forward_reduce_cuda_kernel_1d<float, long>
+const char* kNll1dFloat = LOSS_NS "38nll_loss_forward_reduce_cuda_kernel_1dIflEEvPT_S4_PKS3_PKT0_S6_bll";
+// nll_loss_forward_no_reduce_cuda_kernel<float, long>(long, GenericPackedTensorAccessor<...float, 2...>, long const*,
+// float*, float const*, long, long)
+const char* kNllNoReduceFloat =
+    LOSS_NS "38nll_loss_forward_no_reduce_cuda_kernelIflEEvlN5torch10headeronly6detail27GenericPackedTensorAccessorINS5_"
+            "14TensorAccessorIN3c108ArrayRefIlEET_Lm1ENS4_16DefaultPtrTraitsElEENS_6detail16IndexBoundsCheckILm2ElEESB_"
+            "Lm2ESC_lEEPKT0_PSB_PKSB_ll";
+// nll_loss2d_forward_kernel<float, float, int>, nll_loss2d_forward_size_average_kernel<float>,
+// nll_loss2d_forward_no_reduce_kernel<float>
+const char* kNllLoss2dForward = NLL2D_NS "25nll_loss2d_forward_kernelIffiEEvPT_S4_PKS3_PKlS6_iiil";
+const char* kNllLoss2dSizeAverage = NLL2D_NS "38nll_loss2d_forward_size_average_kernelIfEEvPT_PKS3_";
+const char* kNllLoss2dNoReduce =
+    NLL2D_NS "35nll_loss2d_forward_no_reduce_kernelIfEEvlN5torch10headeronly6detail27GenericPackedTensorAccessorINS5_"
+             "14TensorAccessorIN3c108ArrayRefIlEET_Lm3ENS4_16DefaultPtrTraitsElEENS_6detail16IndexBoundsCheckILm4ElEESB_"
+             "Lm4ESC_lEENS6_INS7_ISA_lLm2ESC_lEENSF_ILm3ElEElLm3ESC_lEENS6_INS7_ISA_SB_Lm2ESC_lEESJ_SB_Lm3ESC_lEEPKSB_l";
+// indexSelectSmallIndex<float, long, unsigned int, 2, 2, -2> and <float, long, unsigned int, -1, -1, -1>
+const char* kIndexSelect2d =
+    INDEXING_NS "21indexSelectSmallIndexIfljLi2ELi2ELin2EEEvNS_4cuda6detail10TensorInfoIT_T1_EENS5_IKS6_S7_EENS5_IKT0_"
+                "S7_EEiiS7_l";
+const char* kIndexSelectDynamic =
+    INDEXING_NS "21indexSelectSmallIndexIfljLin1ELin1ELin1EEEvNS_4cuda6detail10TensorInfoIT_T1_EENS5_IKS6_S7_EENS5_"
+                "IKT0_S7_EEiiS7_l";
+// vectorized_gather_kernel<16, long>
+const char* kVectorizedGather = "_ZN2at6native24vectorized_gather_kernelILi16ElEEvPcS2_PT0_illllb";
+// _scatter_gather_elementwise_kernel<128, 8, _cuda_scatter_gather_internal_kernel<false, OpaqueType<4>, long>::
+// operator()<TensorAssign>(...)::{lambda(int)#1}>: gather of 4-byte elements, int64 index
+const char* kGatherOpaque4 =
+    "_ZN2at6native34_scatter_gather_elementwise_kernelILi128ELi8EZNS0_36_cuda_scatter_gather_internal_kernelILb0ENS0_"
+    "10OpaqueTypeILi4EEElEclINS0_12TensorAssignEEEvRNS_14TensorIteratorElllRKT_EUliE_EEviT1_";
+// ... <true, float, long>::operator()<ReduceAdd>: scatter_add_ on float
+const char* kScatterAddFloat =
+    "_ZN2at6native34_scatter_gather_elementwise_kernelILi128ELi8EZNS0_36_cuda_scatter_gather_internal_kernelILb1EflEclINS0_"
+    "9ReduceAddEEEvRNS_14TensorIteratorElllRKT_EUliE_EEviT1_";
+// _cuda_scatter_fill_internal_kernel<OpaqueType<4>, long>::operator()<TensorAssign>: scatter_(dim, index, value)
+const char* kScatterFillOpaque4 =
+    "_ZN2at6native34_scatter_gather_elementwise_kernelILi128ELi8EZNS0_34_cuda_scatter_fill_internal_kernelINS0_"
+    "10OpaqueTypeILi4EEElEclINS0_12TensorAssignEEEvRNS_14TensorIteratorES4_lllRKT_EUliE_EEviT1_";
+// ... fill with c10::complex<double> values (16-byte src_val)
+const char* kScatterFillComplexDouble =
+    "_ZN2at6native34_scatter_gather_elementwise_kernelILi128ELi8EZNS0_34_cuda_scatter_fill_internal_kernelIN3c107complexIdEE"
+    "lEclINS0_9ReduceAddEEEvRNS_14TensorIteratorES5_lllRKT_EUliE_EEviT1_";
+
+// index_elementwise_kernel<128, 4, gpu_index_kernel<index_kernel_impl<OpaqueType<4>>(...)::{lambda(char*, char const*,
+// long)#1}>(...)::{lambda(int)#1}>: x[idx] on 4-byte elements; and the same of index_put_kernel_impl: x[idx] = v
+const char* kIndexOpaque4 =
+    "_ZN2at6native24index_elementwise_kernelILi128ELi4EZNS0_16gpu_index_kernelIZNS0_17index_kernel_implINS0_10OpaqueType"
+    "ILi4EEEEEvRNS_18TensorIteratorBaseEN3c108ArrayRefIlEESA_EUlPcPKclE_EEvS7_SA_SA_RKT_bEUliE_EEvlT1_";
+const char* kIndexPutOpaque4 =
+    "_ZN2at6native24index_elementwise_kernelILi128ELi4EZNS0_16gpu_index_kernelIZNS0_21index_put_kernel_implINS0_"
+    "10OpaqueTypeILi4EEEEEvRNS_14TensorIteratorEN3c108ArrayRefIlEESA_EUlPcPKclE_EEvRNS_18TensorIteratorBaseESA_SA_RKT_"
+    "bEUliE_EEvlT1_";
+// index_elementwise_kernel of flip_kernel_impl<OpaqueType<4>>: not modelled, stays a no-op
+const char* kFlipOpaque4 =
+    "_ZN2at6native24index_elementwise_kernelILi128ELi4EZNS0_16flip_kernel_implINS0_10OpaqueTypeILi4EEEEEvRNS_"
+    "14TensorIteratorEEUliE_EEvlT1_";
+
+// sampleMultinomialOnce<float, float>, renormRowsL1<float>
+#define MULTINOMIAL_NS "_ZN2at6native59_GLOBAL__N__d0eb2d0f_20_MultinomialKernel_cu_e5d96c45_56471"
+const char* kMultinomialOnceFloat = MULTINOMIAL_NS "21sampleMultinomialOnceIffEEvPlliPKT_S6_ii";
+const char* kRenormRowsFloat = MULTINOMIAL_NS "12renormRowsL1IfEEvPT_ll";
+
+#define CUDA_DIR "/__w/pytorch/pytorch/aten/src/ATen/native/cuda/"
+
+// ---- ATen's parameter structs, written from its headers ---------------------------------------------------------------
+
+// at::GenericPackedTensorAccessor<T, N, DefaultPtrTraits, int64_t> (PackedTensorAccessor64)
+template <int N>
+struct PackedAccessor64 {
+  void* data;
+  int64_t sizes[N];
+  int64_t strides[N];
+};
+static_assert(sizeof(PackedAccessor64<2>) == 40, "cubin: nll_loss_forward_no_reduce_cuda_kernel parameter 1");
+static_assert(sizeof(PackedAccessor64<3>) == 56, "cubin: nll_loss2d_forward_no_reduce_kernel parameters 2, 3");
+static_assert(sizeof(PackedAccessor64<4>) == 72, "cubin: nll_loss2d_forward_no_reduce_kernel parameter 1");
+
+// at::cuda::detail::TensorInfo<T, unsigned int>, MAX_TENSORINFO_DIMS = 25
+struct TensorInfo32 {
+  void* data;
+  uint32_t sizes[25];
+  uint32_t strides[25];
+  int dims;
+};
+static_assert(sizeof(TensorInfo32) == 216, "cubin: indexSelectSmallIndex parameters 0-2");
+
+// at::cuda::detail::OffsetCalculator<NARGS, uint32_t>, MAX_DIMS = 25; IntDivider<unsigned> {divisor, m1, shift}
+template <int NARGS>
+struct OffsetCalc {
+  int dims;
+  struct {
+    uint32_t divisor, m1, shift;
+  } sizes[25];
+  uint32_t strides[25][NARGS];
+};
+struct EmptyFunctor {};  // at::native::TensorAssign, ReduceAdd: no members
+
+// The [=] __device__ closures of ScatterGatherKernel.cu, captures in the order of torch's host stub names'
+// __nv_dl_wrapper_t arguments: offset_calc, index_ptr, index_size, f, self_ptr, index_stride, numel, src.
+struct GatherClosure {
+  OffsetCalc<3> offset_calc;
+  const char* index_ptr;
+  int64_t index_size;
+  EmptyFunctor f;
+  char* self_ptr;
+  int64_t index_stride;
+  int64_t numel;
+  const char* src_ptr;
+};
+static_assert(sizeof(GatherClosure) == 664, "cubin: _scatter_gather_elementwise_kernel (gather/scatter) parameter 1");
+template <typename Value>
+struct FillClosure {
+  OffsetCalc<2> offset_calc;
+  const char* index_ptr;
+  int64_t index_size;
+  EmptyFunctor f;
+  char* self_ptr;
+  int64_t index_stride;
+  int64_t numel;
+  Value src_val;
+};
+static_assert(sizeof(FillClosure<float>) == 560, "cubin: _scatter_gather_elementwise_kernel (fill) parameter 1");
+struct alignas(16) Complex128 {
+  double re, im;
+};
+static_assert(sizeof(FillClosure<Complex128>) == 576, "cubin: fill of c10::complex<double>, parameter 1");
+
+// ---- driving the simulator as torch does ----------------------------------------------------------------------------
+
+// A host stub per kernel name, registered as nvcc's fatbinary constructor registers torch's kernels.
+const void* torch_kernel(const char* mangled) {
+  static std::mutex mutex;
+  static auto* stubs = new std::map<std::string, std::unique_ptr<char>>;
+  std::lock_guard lock(mutex);
+  auto& stub = (*stubs)[mangled];
+  if (!stub) {
+    stub = std::make_unique<char>('\0');
+    static void** handle = __cudaRegisterFatBinary(nullptr);
+    __cudaRegisterFunction(handle, stub.get(), const_cast<char*>(mangled), mangled, -1, nullptr, nullptr, nullptr,
+                           nullptr, nullptr);
+  }
+  return stub.get();
+}
+
+template <typename T>
+T* device_copy(const std::vector<T>& host) {
+  void* p = nullptr;
+  EXPECT_EQ(cudaMalloc(&p, host.size() * sizeof(T) + 16), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(p, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  return static_cast<T*>(p);
+}
+
+template <typename T>
+std::vector<T> host_copy(const T* device, size_t n) {
+  std::vector<T> host(n);
+  EXPECT_EQ(cudaMemcpy(host.data(), device, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+  return host;
+}
+
+template <typename... Args>
+cudaError_t launch(const char* mangled, dim3 grid, dim3 block, Args... args) {
+  void* pointers[] = {static_cast<void*>(&args)...};
+  return cudaLaunchKernel(torch_kernel(mangled), grid, block, pointers, 0, nullptr);
+}
+
+// The device's assertion line.
+std::string assert_line(const std::string& file, unsigned line, const std::string& function, dim3 block, dim3 thread,
+                        const std::string& condition) {
+  std::ostringstream s;
+  s << CUDA_DIR << file << ":" << line << ": " << function << ": block: [" << block.x << "," << block.y << ","
+    << block.z << "], thread: [" << thread.x << "," << thread.y << "," << thread.z << "] Assertion `" << condition
+    << "` failed.\n";
+  return s.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line + "\n");
+  return lines;
+}
+
+// Launches, synchronizes, and returns what the device printed; the kernel must have asserted.
+template <typename... Args>
+std::string launch_expecting_assert(const char* mangled, dim3 grid, dim3 block, Args... args) {
+  simtest::StderrCapture err;
+  EXPECT_EQ(launch(mangled, grid, block, args...), cudaSuccess);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaErrorAssert);
+  return err.text();
+}
+
+class Aten : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* device_code = std::getenv("SIMCUDA_DEVICE_CODE");
+    ASSERT_NE(device_code, nullptr) << "run through meson: SIMCUDA_DEVICE_CODE names libsimaten.so";
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);  // cuInit: loads SIMCUDA_DEVICE_CODE
+  }
+};
+
+// ---- Loss.cu --------------------------------------------------------------------------------------------------------
+
+struct NllCase {
+  int64_t nframe, n_classes, ignore_index;
+  std::vector<double> input;  // nframe x n_classes (log-probabilities)
+  std::vector<int64_t> target;
+  std::vector<double> weights;  // empty: none
+  // -sum(w[t] * x[i][t]) and sum(w[t]) over frames whose target is not ignored
+  double sum() const {
+    double s = 0;
+    for (int64_t i = 0; i < nframe; ++i)
+      if (target[i] != ignore_index) s -= weight(target[i]) * input[i * n_classes + target[i]];
+    return s;
+  }
+  double total_weight() const {
+    double w = 0;
+    for (int64_t i = 0; i < nframe; ++i)
+      if (target[i] != ignore_index) w += weight(target[i]);
+    return w;
+  }
+  double weight(int64_t t) const { return weights.empty() ? 1.0 : weights[t]; }
+};
+
+NllCase nll_case(int64_t nframe, int64_t n_classes) {
+  NllCase c{nframe, n_classes, -100, {}, {}, {}};
+  for (int64_t i = 0; i < nframe * n_classes; ++i) c.input.push_back(-0.05 * static_cast<double>((i * 7) % 23) - 0.1);
+  for (int64_t i = 0; i < nframe; ++i) c.target.push_back((i * 3 + 1) % n_classes);
+  return c;
+}
+
+template <typename T>
+std::vector<T> as(const std::vector<double>& values) {
+  return std::vector<T>(values.begin(), values.end());
+}
+
+TEST_F(Aten, NllLoss2dFloatGivesTheMeanLossAndTotalWeight) {
+  NllCase c = nll_case(50, 7);
+  c.target[4] = c.ignore_index;
+  c.target[31] = c.ignore_index;
+  c.weights = {0.5, 1.0, 2.0, 0.25, 1.5, 3.0, 1.0};
+  float* input = device_copy(as<float>(c.input));
+  int64_t* target = device_copy(c.target);
+  float* weights = device_copy(as<float>(c.weights));
+  float* out = device_copy(std::vector<float>{0, 0});
+  ASSERT_EQ(launch(kNll2dFloat, 1, 32, out, out + 1, static_cast<const float*>(input),
+                   static_cast<const int64_t*>(target), static_cast<const float*>(weights), true, c.nframe, c.n_classes,
+                   c.n_classes, c.ignore_index),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto result = host_copy(out, 2);
+  EXPECT_NEAR(result[1], c.total_weight(), 1e-4);
+  EXPECT_NEAR(result[0], c.sum() / c.total_weight(), 1e-5);
+}
+
+TEST_F(Aten, NllLoss2dDoubleSumsWithoutWeights) {
+  NllCase c = nll_case(300, 10);
+  double* input = device_copy(c.input);
+  int64_t* target = device_copy(c.target);
+  double* out = device_copy(std::vector<double>{0, 0});
+  ASSERT_EQ(launch(kNll2dDouble, 1, 64, out, out + 1, static_cast<const double*>(input),
+                   static_cast<const int64_t*>(target), static_cast<const double*>(nullptr), false, c.nframe,
+                   c.n_classes, c.n_classes, c.ignore_index),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto result = host_copy(out, 2);
+  EXPECT_DOUBLE_EQ(result[1], 300.0);
+  EXPECT_NEAR(result[0], c.sum(), 1e-9);
+}
+
+// c10::Half values: the loss is the half-precision one (within half's precision of the exact value).
+TEST_F(Aten, NllLoss2dHalfGivesTheMeanLoss) {
+  NllCase c = nll_case(40, 5);
+  // Half bit patterns of c.input's values, computed here from the IEEE binary16 format (values are exact multiples
+  // of 2^-10 away from representable ones; the expectation allows half's rounding).
+  auto to_half = [](double v) {
+    float f = static_cast<float>(v);
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+    int exponent = static_cast<int>((bits >> 23) & 0xff) - 127 + 15;
+    uint32_t mantissa = (bits & 0x7fffffu) >> 13;  // truncation: within 2^-10 relative
+    return static_cast<uint16_t>(sign | (exponent << 10) | mantissa);
+  };
+  std::vector<uint16_t> input;
+  for (double v : c.input) input.push_back(to_half(v));
+  uint16_t* d_input = device_copy(input);
+  int64_t* target = device_copy(c.target);
+  uint16_t* out = device_copy(std::vector<uint16_t>{0, 0});
+  ASSERT_EQ(launch(kNll2dHalf, 1, 32, out, out + 1, static_cast<const uint16_t*>(d_input),
+                   static_cast<const int64_t*>(target), static_cast<const uint16_t*>(nullptr), true, c.nframe,
+                   c.n_classes, c.n_classes, c.ignore_index),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto result = host_copy(out, 2);
+  EXPECT_EQ(result[1], 0x5100) << "40.0 in binary16";
+  uint32_t loss_bits = (uint32_t{result[0] & 0x8000u} << 16) | ((((result[0] >> 10) & 0x1fu) + 112) << 23) |
+                       (uint32_t{result[0] & 0x3ffu} << 13);
+  float loss;
+  std::memcpy(&loss, &loss_bits, 4);
+  EXPECT_NEAR(loss, c.sum() / 40.0, 4e-3);
+}
+
+TEST(AtenAssert, NllLoss2dBadLabelsAssertOncePerFailingThread) {
+  FRESH_PROCESS({
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+    NllCase c = nll_case(100, 5);
+    c.target[3] = 5;   // thread 3 (frames 3, 35, 67, 99)
+    c.target[67] = 9;  // thread 3 again: it trapped at frame 3
+    c.target[40] = -1; // thread 8 (-1 is not ignore_index)
+    float* input = device_copy(as<float>(c.input));
+    int64_t* target = device_copy(c.target);
+    float* out = device_copy(std::vector<float>{0, 0});
+    std::string printed = launch_expecting_assert(kNll2dFloat, 1, 32, out, out + 1, static_cast<const float*>(input),
+                                                  static_cast<const int64_t*>(target), static_cast<const float*>(nullptr),
+                                                  true, c.nframe, c.n_classes, c.n_classes, c.ignore_index);
+    EXPECT_EQ(printed, assert_line("Loss.cu", 244, "nll_loss_forward_reduce_cuda_kernel_2d", {0, 0, 0}, {3, 0, 0},
+                                   "t >= 0 && t < n_classes") +
+                           assert_line("Loss.cu", 244, "nll_loss_forward_reduce_cuda_kernel_2d", {0, 0, 0}, {8, 0, 0},
+                                       "t >= 0 && t < n_classes"));
+  });
+}
+
+TEST(AtenAssert, NllLoss2dByteTargetsAssertWithTheUnsignedCondition) {
+  FRESH_PROCESS({
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+    NllCase c = nll_case(10, 4);
+    std::vector<uint8_t> target(c.target.begin(), c.target.end());
+    target[6] = 200;
+    float* input = device_copy(as<float>(c.input));
+    uint8_t* d_target = device_copy(target);
+    float* out = device_copy(std::vector<float>{0, 0});
+    std::string printed = launch_expecting_assert(kNll2dByte, 1, 32, out, out + 1, static_cast<const float*>(input),
+                                                  static_cast<const uint8_t*>(d_target),
+                                                  static_cast<const float*>(nullptr), true, c.nframe, c.n_classes,
+                                                  c.n_classes, c.ignore_index);
+    EXPECT_EQ(printed, assert_line("Loss.cu", 244, "nll_loss_forward_reduce_cuda_kernel_2d", {0, 0, 0}, {6, 0, 0},
+                                   "t < n_classes"));
+  });
+}
+
+TEST_F(Aten, NllLoss1dGivesTheLossOfItsOneFrame) {
+  std::vector<float> input{-0.5f, -1.25f, -2.0f};
+  float* d_input = device_copy(input);
+  int64_t* target = device_copy(std::vector<int64_t>{1});
+  float* weights = device_copy(std::vector<float>{1.0f, 4.0f, 1.0f});
+  float* out = device_copy(std::vector<float>{0, 0});
+  ASSERT_EQ(launch(kNll1dFloat, 1, 1, out, out + 1, static_cast<const float*>(d_input),
+                   static_cast<const int64_t*>(target), static_cast<const float*>(weights), false, int64_t{3},
+                   int64_t{-100}),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto result = host_copy(out, 2);
+  EXPECT_FLOAT_EQ(result[0], 5.0f);  // -4 * -1.25
+  EXPECT_FLOAT_EQ(result[1], 4.0f);
+}
+
+TEST(AtenAssert, NllLoss1dBadLabelAsserts) {
+  FRESH_PROCESS({
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+    float* input = device_copy(std::vector<float>{-0.5f, -1.25f, -2.0f});
+    int64_t* target = device_copy(std::vector<int64_t>{3});
+    float* out = device_copy(std::vector<float>{0, 0});
+    std::string printed = launch_expecting_assert(kNll1dFloat, 1, 1, out, out + 1, static_cast<const float*>(input),
+                                                  static_cast<const int64_t*>(target),
+                                                  static_cast<const float*>(nullptr), true, int64_t{3}, int64_t{-100});
+    EXPECT_EQ(printed, assert_line("Loss.cu", 200, "nll_loss_forward_reduce_cuda_kernel_1d", {0, 0, 0}, {0, 0, 0},
+                                   "t >= 0 && t < n_classes"));
+  });
+}
+
+TEST_F(Aten, NllLossNoReduceGivesEachFramesLoss) {
+  NllCase c = nll_case(300, 6);
+  c.target[17] = c.ignore_index;
+  float* input = device_copy(as<float>(c.input));
+  int64_t* target = device_copy(c.target);
+  float* out = device_copy(std::vector<float>(300, 123.0f));
+  PackedAccessor64<2> accessor{input, {c.nframe, c.n_classes}, {c.n_classes, 1}};
+  ASSERT_EQ(launch(kNllNoReduceFloat, 3, 128, c.nframe, accessor, static_cast<const int64_t*>(target), out,
+                   static_cast<const float*>(nullptr), c.n_classes, c.ignore_index),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto result = host_copy(out, 300);
+  for (int64_t i = 0; i < c.nframe; ++i) {
+    double expected = c.target[i] == c.ignore_index ? 0.0 : -c.input[i * c.n_classes + c.target[i]];
+    ASSERT_NEAR(result[i], expected, 1e-6) << "frame " << i;
+  }
+}
+
+TEST(AtenAssert, NllLossNoReduceAssertsInTheThreadOfTheBadFrame) {
+  FRESH_PROCESS({
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+    NllCase c = nll_case(300, 6);
+    c.target[257] = 6;  // CUDA_KERNEL_LOOP with 2 blocks of 128: frame 257 is block 0, thread 1 (257 - 256)
+    float* input = device_copy(as<float>(c.input));
+    int64_t* target = device_copy(c.target);
+    float* out = device_copy(std::vector<float>(300));
+    PackedAccessor64<2> accessor{input, {c.nframe, c.n_classes}, {c.n_classes, 1}};
+    std::string printed = launch_expecting_assert(kNllNoReduceFloat, 2, 128, c.nframe, accessor,
+                                                  static_cast<const int64_t*>(target), out,
+                                                  static_cast<const float*>(nullptr), c.n_classes, c.ignore_index);
+    EXPECT_EQ(printed, assert_line("Loss.cu", 179, "nll_loss_forward_no_reduce_cuda_kernel", {0, 0, 0}, {1, 0, 0},
+                                   "cur_target >= 0 && cur_target < n_classes"));
+  });
+}
+
+// ---- NLLLoss2d.cu ---------------------------------------------------------------------------------------------------
+
+// (N, C, H, W) = (2, 3, 2, 3): map_nelem 6, blocks_per_sample 1, two blocks of CUDA_NUM_THREADS.
+struct Nll2dCase {
+  int n = 2, c = 3, h = 2, w = 3;
+  std::vector<float> input;     // NCHW
+  std::vector<int64_t> target;  // NHW
+  Nll2dCase() {
+    for (int i = 0; i < n * c * h * w; ++i) input.push_back(-0.125f * static_cast<float>(i % 11) - 0.25f);
+    for (int i = 0; i < n * h * w; ++i) target.push_back(i % c);
+  }
+  float at(int b, int cls, int pixel) const { return input[(b * c + cls) * h * w + pixel]; }
+};
+
+TEST_F(Aten, NllLoss2dForwardAndSizeAverageGiveTheMeanLoss) {
+  Nll2dCase s;
+  s.target[4] = -100;
+  float* input = device_copy(s.input);
+  int64_t* target = device_copy(s.target);
+  float* out = device_copy(std::vector<float>{0, 0});  // output.zero_(); total_weight.zero_();
+  ASSERT_EQ(launch(kNllLoss2dForward, 2, 128, out, out + 1, static_cast<const float*>(input),
+                   static_cast<const int64_t*>(target), static_cast<const float*>(nullptr), s.c, s.h * s.w, 1,
+                   int64_t{-100}),
+            cudaSuccess);
+  ASSERT_EQ(launch(kNllLoss2dSizeAverage, 1, 1, out, static_cast<const float*>(out + 1)), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  double sum = 0;
+  int counted = 0;
+  for (int b = 0; b < s.n; ++b)
+    for (int p = 0; p < s.h * s.w; ++p) {
+      int64_t t = s.target[b * s.h * s.w + p];
+      if (t == -100) continue;
+      sum -= s.at(b, static_cast<int>(t), p);
+      ++counted;
+    }
+  auto result = host_copy(out, 2);
+  EXPECT_FLOAT_EQ(result[1], static_cast<float>(counted));
+  EXPECT_NEAR(result[0], sum / counted, 1e-6);
+}
+
+TEST(AtenAssert, NllLoss2dForwardAssertsInTheBlockOfTheSample) {
+  FRESH_PROCESS({
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+    Nll2dCase s;
+    s.target[6 + 4] = 3;  // sample 1, pixel 4: block 1, thread 4
+    float* input = device_copy(s.input);
+    int64_t* target = device_copy(s.target);
+    float* out = device_copy(std::vector<float>{0, 0});
+    std::string printed = launch_expecting_assert(kNllLoss2dForward, 2, 128, out, out + 1,
+                                                  static_cast<const float*>(input), static_cast<const int64_t*>(target),
+                                                  static_cast<const float*>(nullptr), s.c, s.h * s.w, 1, int64_t{-100});
+    EXPECT_EQ(printed, assert_line("NLLLoss2d.cu", 108, "nll_loss2d_forward_kernel", {1, 0, 0}, {4, 0, 0},
+                                   "t >= 0 && t < n_classes"));
+  });
+}
+
+TEST_F(Aten, NllLoss2dNoReduceGivesEachPixelsLoss) {
+  Nll2dCase s;
+  float* input = device_copy(s.input);
+  int64_t* target = device_copy(s.target);
+  float* out = device_copy(std::vector<float>(12, 99.0f));
+  PackedAccessor64<4> in{input, {s.n, s.c, s.h, s.w}, {s.c * s.h * s.w, s.h * s.w, s.w, 1}};
+  PackedAccessor64<3> tg{target, {s.n, s.h, s.w}, {s.h * s.w, s.w, 1}};
+  PackedAccessor64<3> ot{out, {s.n, s.h, s.w}, {s.h * s.w, s.w, 1}};
+  ASSERT_EQ(launch(kNllLoss2dNoReduce, 1, 128, int64_t{12}, in, tg, ot, static_cast<const float*>(nullptr),
+                   int64_t{-100}),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto result = host_copy(out, 12);
+  for (int b = 0; b < s.n; ++b)
+    for (int p = 0; p < s.h * s.w; ++p)
+      EXPECT_FLOAT_EQ(result[b * 6 + p], -s.at(b, static_cast<int>(s.target[b * 6 + p]), p));
+}
+
+TEST(AtenAssert, NllLoss2dNoReduceAssertsInTheThreadOfThePixel) {
+  FRESH_PROCESS({
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+    Nll2dCase s;
+    // index = b + N * (h + H * w): pixel (b=1, h=0, w=2) is index 1 + 2 * (0 + 2 * 2) = 9
+    s.target[1 * 6 + 0 * 3 + 2] = 7;
+    float* input = device_copy(s.input);
+    int64_t* target = device_copy(s.target);
+    float* out = device_copy(std::vector<float>(12));
+    PackedAccessor64<4> in{input, {s.n, s.c, s.h, s.w}, {s.c * s.h * s.w, s.h * s.w, s.w, 1}};
+    PackedAccessor64<3> tg{target, {s.n, s.h, s.w}, {s.h * s.w, s.w, 1}};
+    PackedAccessor64<3> ot{out, {s.n, s.h, s.w}, {s.h * s.w, s.w, 1}};
+    std::string printed = launch_expecting_assert(kNllLoss2dNoReduce, 1, 128, int64_t{12}, in, tg, ot,
+                                                  static_cast<const float*>(nullptr), int64_t{-100});
+    EXPECT_EQ(printed, assert_line("NLLLoss2d.cu", 75, "nll_loss2d_forward_no_reduce_kernel", {0, 0, 0}, {9, 0, 0},
+                                   "cur_target >= 0 && cur_target < n_classes"));
+  });
+}
+
+// ---- Indexing.cu ----------------------------------------------------------------------------------------------------
+
+// index_select(self (4, 3), dim 0, index) as index_select_out_cuda_impl sets it up: TensorInfos of out and self with
+// dim 0 reduced to size 1 (reduceDim), the contiguous index collapsed to one dimension; sliceSize 3 threads.
+struct IndexSelectCase {
+  std::vector<float> self{0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32};
+  std::vector<int64_t> index;
+  float* d_self = nullptr;
+  float* d_out = nullptr;
+  int64_t* d_index = nullptr;
+  explicit IndexSelectCase(std::vector<int64_t> i) : index(std::move(i)) {
+    d_self = device_copy(self);
+    d_out = device_copy(std::vector<float>(index.size() * 3, -1.0f));
+    d_index = device_copy(index);
+  }
+  cudaError_t launch_2d(dim3 block) const {
+    TensorInfo32 out{d_out, {1, 3}, {3, 1}, 2};
+    TensorInfo32 in{d_self, {1, 3}, {3, 1}, 2};
+    TensorInfo32 idx{d_index, {static_cast<uint32_t>(index.size())}, {1}, 1};
+    return launch(kIndexSelect2d, 1, block, out, in, idx, 0, 0, 3u, int64_t{4});
+  }
+};
+
+TEST_F(Aten, IndexSelectSmallIndexCopiesTheSelectedRows) {
+  IndexSelectCase c({2, 0, 3, 2});
+  ASSERT_EQ(c.launch_2d(3), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(host_copy(c.d_out, 12), (std::vector<float>{20, 21, 22, 0, 1, 2, 30, 31, 32, 20, 21, 22}));
+}
+
+TEST_F(Aten, IndexSelectSmallIndexWithDynamicDimsSelectsColumns) {
+  // index_select(self (4, 3), dim 1, [2, 0]): out (4, 2); reduceDim(1) leaves sizes {4, 1}; sliceSize 4.
+  std::vector<float> self{0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32};
+  float* d_self = device_copy(self);
+  float* d_out = device_copy(std::vector<float>(8, -1.0f));
+  int64_t* d_index = device_copy(std::vector<int64_t>{2, 0});
+  TensorInfo32 out{d_out, {4, 1}, {2, 1}, 2};
+  TensorInfo32 in{d_self, {4, 1}, {3, 1}, 2};
+  TensorInfo32 idx{d_index, {2}, {1}, 1};
+  ASSERT_EQ(launch(kIndexSelectDynamic, 1, 4, out, in, idx, 1, 1, 4u, int64_t{3}), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(host_copy(d_out, 8), (std::vector<float>{2, 0, 12, 10, 22, 20, 32, 30}));
+}
+
+TEST(AtenAssert, IndexSelectSmallIndexOutOfRangeAssertsInEveryThread) {
+  FRESH_PROCESS({
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+    IndexSelectCase c({1, 4});  // 4 is out of range for 4 rows
+    simtest::StderrCapture err;
+    ASSERT_EQ(c.launch_2d(3), cudaSuccess);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaErrorAssert);
+    std::string expected;
+    for (unsigned t = 0; t < 3; ++t)
+      expected += assert_line("Indexing.cu", 1582, "indexSelectSmallIndex", {0, 0, 0}, {t, 0, 0},
+                              "srcIndex < srcSelectDimSize");
+    EXPECT_EQ(err.text(), expected);
+  });
+}
+
+TEST(AtenAssert, IndexSelectSmallIndexNegativeIndexWrapsAndAsserts) {
+  FRESH_PROCESS({
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+    IndexSelectCase c({-1});
+    simtest::StderrCapture err;
+    ASSERT_EQ(c.launch_2d(64), cudaSuccess);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaErrorAssert);
+    auto lines = lines_of(err.text());
+    ASSERT_FALSE(lines.empty());
+    EXPECT_LE(lines.size(), 64u);
+    for (size_t t = 0; t < lines.size(); ++t)
+      EXPECT_EQ(lines[t], assert_line("Indexing.cu", 1582, "indexSelectSmallIndex", {0, 0, 0},
+                                      {static_cast<unsigned>(t), 0, 0}, "srcIndex < srcSelectDimSize"));
+  });
+}
+
+// ---- IndexKernelUtils.cu / ScatterGatherKernel.cu ---------------------------------------------------------------------
+
+// Embedding rows of 8 floats (32 bytes): vectorized_gather_kernel_launch<16, long>: grid (num_ind, 1), threads 32.
+TEST_F(Aten, VectorizedGatherCopiesTheIndexedRows) {
+  std::vector<float> weight;
+  for (int r = 0; r < 5; ++r)
+    for (int k = 0; k < 8; ++k) weight.push_back(static_cast<float>(r * 100 + k));
+  float* d_weight = device_copy(weight);
+  int64_t* idx = device_copy(std::vector<int64_t>{4, 0, 4, 2});
+  float* out = device_copy(std::vector<float>(32, -1.0f));
+  ASSERT_EQ(launch(kVectorizedGather, dim3{4, 1, 1}, 32, reinterpret_cast<char*>(out),
+                   reinterpret_cast<char*>(d_weight), idx, 4, int64_t{32}, int64_t{5}, int64_t{32}, int64_t{32}, false),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto result = host_copy(out, 32);
+  std::vector<int> rows{4, 0, 4, 2};
+  for (int i = 0; i < 4; ++i)
+    for (int k = 0; k < 8; ++k) EXPECT_EQ(result[i * 8 + k], static_cast<float>(rows[i] * 100 + k));
+}
+
+TEST(AtenAssert, VectorizedGatherOutOfRangeAssertsInTheBlockOfTheIndex) {
+  FRESH_PROCESS({
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+    float* d_weight = device_copy(std::vector<float>(40, 1.0f));
+    int64_t* idx = device_copy(std::vector<int64_t>{1, 0, 5, 2});  // 5 rows: index 5 is out of range
+    float* out = device_copy(std::vector<float>(32));
+    std::string printed = launch_expecting_assert(kVectorizedGather, dim3{4, 1, 1}, 2, reinterpret_cast<char*>(out),
+                                                  reinterpret_cast<char*>(d_weight), idx, 4, int64_t{32}, int64_t{5},
+                                                  int64_t{32}, int64_t{32}, false);
+    const char* condition = "ind >=0 && ind < ind_dim_size && \"vectorized gather kernel index out of bounds\"";
+    EXPECT_EQ(printed,
+              assert_line("IndexKernelUtils.cu", 22, "vectorized_gather_kernel", {2, 0, 0}, {0, 0, 0}, condition) +
+                  assert_line("IndexKernelUtils.cu", 22, "vectorized_gather_kernel", {2, 0, 0}, {1, 0, 0}, condition));
+  });
+}
+
+// gather(src (4, 3), dim 0, index (2, 3)) through TensorIterator: iter shape (3, 2) (fastest first), operands
+// self (out), src restrided with stride 0 along dim 0, index; byte strides per dimension.
+GatherClosure gather_closure(float* out, const float* src, const int64_t* index) {
+  GatherClosure c;
+  std::memset(&c, 0, sizeof c);
+  c.offset_calc.dims = 2;
+  c.offset_calc.sizes[0].divisor = 3;  // columns
+  c.offset_calc.sizes[1].divisor = 2;  // rows of the index
+  uint32_t column[3] = {4, 4, 8}, row[3] = {12, 0, 24};  // out, src (dim 0 restrided to 0), index (int64)
+  for (int a = 0; a < 3; ++a) {
+    c.offset_calc.strides[0][a] = column[a];
+    c.offset_calc.strides[1][a] = row[a];
+  }
+  c.index_ptr = reinterpret_cast<const char*>(index);
+  c.index_size = 4;    // src.size(0)
+  c.self_ptr = reinterpret_cast<char*>(out);
+  c.index_stride = 3;  // src.stride(0), in elements
+  c.numel = 6;
+  c.src_ptr = reinterpret_cast<const char*>(src);
+  return c;
+}
+
+TEST_F(Aten, ScatterGatherElementwiseGathers) {
+  std::vector<float> src{0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32};
+  std::vector<int64_t> index{3, 0, 1, 2, 2, 0};
+  float* d_src = device_copy(src);
+  int64_t* d_index = device_copy(index);
+  float* out = device_copy(std::vector<float>(6, -1.0f));
+  ASSERT_EQ(launch(kGatherOpaque4, 1, 128, 6, gather_closure(out, d_src, d_index)), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  // out[i][j] = src[index[i][j]][j]
+  EXPECT_EQ(host_copy(out, 6), (std::vector<float>{30, 1, 12, 20, 21, 2}));
+}
+
+TEST(AtenAssert, ScatterGatherElementwiseOutOfRangeAssertsInTheThreadOfTheElement) {
+  FRESH_PROCESS({
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+    float* d_src = device_copy(std::vector<float>(12, 1.0f));
+    int64_t* d_index = device_copy(std::vector<int64_t>{3, 0, 1, 2, 4, 0});  // element 4 (row 1, column 1): 4 >= 4
+    float* out = device_copy(std::vector<float>(6));
+    std::string printed =
+        launch_expecting_assert(kGatherOpaque4, 1, 128, 6, gather_closure(out, d_src, d_index));
+    EXPECT_EQ(printed, assert_line("ScatterGatherKernel.cu", 257, "operator()", {0, 0, 0}, {4, 0, 0},
+                                   "idx_dim >= 0 && idx_dim < index_size && \"scatter gather kernel index out of "
+                                   "bounds\""));
+  });
+}
+
+TEST(AtenAssert, ScatterGatherElementwiseThreadOfALaterElement) {
+  FRESH_PROCESS({
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+    // A 1-d gather of 3000 elements: element 1200 is block 1 (1024 per block), thread (1200 - 1024) % 128 = 48.
+    std::vector<int64_t> index(3000, 0);
+    index[1200] = -2;
+    float* d_src = device_copy(std::vector<float>(5, 1.0f));
+    int64_t* d_index = device_copy(index);
+    float* out = device_copy(std::vector<float>(3000));
+    GatherClosure c;
+    std::memset(&c, 0, sizeof c);
+    c.offset_calc.dims = 1;
+    c.offset_calc.sizes[0].divisor = 3000;
+    c.offset_calc.strides[0][0] = 4;
+    c.offset_calc.strides[0][1] = 0;
+    c.offset_calc.strides[0][2] = 8;
+    c.index_ptr = reinterpret_cast<const char*>(d_index);
+    c.index_size = 5;
+    c.self_ptr = reinterpret_cast<char*>(out);
+    c.index_stride = 1;
+    c.numel = 3000;
+    c.src_ptr = reinterpret_cast<const char*>(d_src);
+    std::string printed = launch_expecting_assert(kGatherOpaque4, 3, 128, 3000, c);
+    EXPECT_EQ(printed, assert_line("ScatterGatherKernel.cu", 257, "operator()", {1, 0, 0}, {48, 0, 0},
+                                   "idx_dim >= 0 && idx_dim < index_size && \"scatter gather kernel index out of "
+                                   "bounds\""));
+  });
+}
+
+TEST_F(Aten, ScatterAddAccumulatesIntoTheIndexedRows) {
+  // self (3,) zeros; self.scatter_add_(0, index, src): src (4,), index (4,)
+  float* self = device_copy(std::vector<float>{0, 0, 0});
+  float* src = device_copy(std::vector<float>{1.5f, 2.0f, 4.0f, 8.0f});
+  int64_t* index = device_copy(std::vector<int64_t>{2, 0, 2, 1});
+  GatherClosure c;
+  std::memset(&c, 0, sizeof c);
+  c.offset_calc.dims = 1;
+  c.offset_calc.sizes[0].divisor = 4;
+  c.offset_calc.strides[0][0] = 0;  // self restrided: stride 0 along dim
+  c.offset_calc.strides[0][1] = 4;
+  c.offset_calc.strides[0][2] = 8;
+  c.index_ptr = reinterpret_cast<const char*>(index);
+  c.index_size = 3;
+  c.self_ptr = reinterpret_cast<char*>(self);
+  c.index_stride = 1;
+  c.numel = 3;
+  c.src_ptr = reinterpret_cast<const char*>(src);
+  ASSERT_EQ(launch(kScatterAddFloat, 1, 128, 4, c), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(host_copy(self, 3), (std::vector<float>{2.0f, 8.0f, 5.5f}));
+}
+
+FillClosure<float> fill_closure(float* self, const int64_t* index, int64_t n, int64_t dim_size, float value) {
+  FillClosure<float> c;
+  std::memset(&c, 0, sizeof c);
+  c.offset_calc.dims = 1;
+  c.offset_calc.sizes[0].divisor = static_cast<uint32_t>(n);
+  c.offset_calc.strides[0][0] = 0;  // self restrided along dim
+  c.offset_calc.strides[0][1] = 8;  // index
+  c.index_ptr = reinterpret_cast<const char*>(index);
+  c.index_size = dim_size;
+  c.self_ptr = reinterpret_cast<char*>(self);
+  c.index_stride = 1;
+  c.numel = dim_size;
+  c.src_val = value;
+  return c;
+}
+
+TEST_F(Aten, ScatterFillWritesTheValueAtTheIndices) {
+  float* self = device_copy(std::vector<float>{1, 1, 1, 1, 1});
+  int64_t* index = device_copy(std::vector<int64_t>{3, 0});
+  ASSERT_EQ(launch(kScatterFillOpaque4, 1, 128, 2, fill_closure(self, index, 2, 5, 7.5f)), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(host_copy(self, 5), (std::vector<float>{7.5f, 1, 1, 7.5f, 1}));
+}
+
+TEST(AtenAssert, ScatterFillOutOfRangeAsserts) {
+  FRESH_PROCESS({
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+    float* self = device_copy(std::vector<float>(5, 1.0f));
+    int64_t* index = device_copy(std::vector<int64_t>{3, 0, 5});
+    std::string printed = launch_expecting_assert(kScatterFillOpaque4, 1, 128, 3, fill_closure(self, index, 3, 5, 2.0f));
+    EXPECT_EQ(printed, assert_line("ScatterGatherKernel.cu", 504, "operator()", {0, 0, 0}, {2, 0, 0},
+                                   "idx_dim >= 0 && idx_dim < index_size && \"index out of bounds\""));
+  });
+}
+
+// ---- IndexKernel.cu ---------------------------------------------------------------------------------------------------
+
+// gpu_index_kernel's closure, written from IndexKernel.cu; captures in the order of torch's host stub
+// (__nv_dl_wrapper_t<..., OffsetCalculator<3, unsigned int, false>, char* const, char* const, unsigned long const,
+// std::array<char*, 25>, std::array<long, 25>, std::array<long, 25>, f>).
+struct IndexClosure {
+  OffsetCalc<3> offset_calc;
+  char* out_ptr;
+  char* in_ptr;
+  uint64_t num_indices;
+  char* index_ptrs[25];
+  int64_t sizes[25];
+  int64_t strides[25];
+  EmptyFunctor f;
+};
+static_assert(sizeof(IndexClosure) == 1240, "cubin: index_elementwise_kernel of gpu_index_kernel, parameter 1");
+
+// x (5, 2) float, x[idx] with idx (n,): iter shape (2, n) (fastest first); operands out (n, 2), x restrided with
+// stride 0 along the indexed dim, idx broadcast along the row. index stride: x.stride(0) in bytes.
+IndexClosure index_closure(float* out, float* x, int64_t* idx, uint32_t n) {
+  IndexClosure c;
+  std::memset(&c, 0, sizeof c);
+  c.offset_calc.dims = 2;
+  c.offset_calc.sizes[0].divisor = 2;
+  c.offset_calc.sizes[1].divisor = n;
+  uint32_t inner[3] = {4, 4, 0}, outer[3] = {8, 0, 8};
+  for (int a = 0; a < 3; ++a) {
+    c.offset_calc.strides[0][a] = inner[a];
+    c.offset_calc.strides[1][a] = outer[a];
+  }
+  c.out_ptr = reinterpret_cast<char*>(out);
+  c.in_ptr = reinterpret_cast<char*>(x);
+  c.num_indices = 1;
+  c.index_ptrs[0] = reinterpret_cast<char*>(idx);
+  c.sizes[0] = 5;
+  c.strides[0] = 8;
+  return c;
+}
+
+TEST_F(Aten, AdvancedIndexingGathersRowsWithNegativeIndices) {
+  float* x = device_copy(std::vector<float>{0, 1, 10, 11, 20, 21, 30, 31, 40, 41});
+  int64_t* idx = device_copy(std::vector<int64_t>{3, -1, 0});
+  float* out = device_copy(std::vector<float>(6, -1.0f));
+  ASSERT_EQ(launch(kIndexOpaque4, 1, 128, int64_t{6}, index_closure(out, x, idx, 3)), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(host_copy(out, 6), (std::vector<float>{30, 31, 40, 41, 0, 1}));
+}
+
+TEST_F(Aten, AdvancedIndexPutWritesRows) {
+  // x[idx] = v: out is x (restrided), in is v (n, 2)
+  float* x = device_copy(std::vector<float>(10, 0.0f));
+  float* v = device_copy(std::vector<float>{1, 2, 3, 4});
+  int64_t* idx = device_copy(std::vector<int64_t>{4, 1});
+  IndexClosure c = index_closure(x, v, idx, 2);
+  c.offset_calc.strides[1][0] = 0;  // out: x restrided along the indexed dim
+  c.offset_calc.strides[1][1] = 8;  // in: v's rows
+  ASSERT_EQ(launch(kIndexPutOpaque4, 1, 128, int64_t{4}, c), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(host_copy(x, 10), (std::vector<float>{0, 0, 3, 4, 0, 0, 0, 0, 1, 2}));
+}
+
+TEST(AtenAssert, AdvancedIndexingOutOfRangeAssertsInTheThreadsOfTheRow) {
+  FRESH_PROCESS({
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+    float* x = device_copy(std::vector<float>(10, 1.0f));
+    int64_t* idx = device_copy(std::vector<int64_t>{3, -6, 0});  // -6 < -5: elements 2 and 3 (row 1)
+    float* out = device_copy(std::vector<float>(6));
+    std::string printed = launch_expecting_assert(kIndexOpaque4, 1, 128, int64_t{6}, index_closure(out, x, idx, 3));
+    const char* condition = "-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"";
+    EXPECT_EQ(printed, assert_line("IndexKernel.cu", 111, "operator()", {0, 0, 0}, {2, 0, 0}, condition) +
+                           assert_line("IndexKernel.cu", 111, "operator()", {0, 0, 0}, {3, 0, 0}, condition));
+  });
+}
+
+TEST_F(Aten, OtherIndexElementwiseKernelsStayNoOps) {
+  struct {
+    unsigned char bytes[520];  // flip's closure: cubin size 520
+  } closure{};
+  ASSERT_EQ(launch(kFlipOpaque4, 1, 128, int64_t{0}, closure), cudaSuccess);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+// ---- MultinomialKernel.cu ---------------------------------------------------------------------------------------------
+
+// torch.multinomial(probs (3, 5), 1): sampleMultinomialOnce<<<min(3, SMs * 4), 32 (one warp)>>>.
+TEST_F(Aten, MultinomialOncePicksTheBucketOfTheSample) {
+  std::vector<float> probs{0, 1, 3, 0, 0,    // 0.25, 0.75: sample 0.5 falls in category 2
+                           2, 0, 0, 0, 2,    // 0.5, 0.5: sample 0.25 falls in category 0
+                           0, 0, 0, 0, 7};   // only category 4
+  float* d_probs = device_copy(probs);
+  float* sampled = device_copy(std::vector<float>{0.5f, 0.25f, 0.9f});
+  int64_t* dest = device_copy(std::vector<int64_t>{-1, -1, -1});
+  ASSERT_EQ(launch(kMultinomialOnceFloat, 3, 32, dest, int64_t{3}, 5, static_cast<const float*>(sampled),
+                   static_cast<const float*>(d_probs), 5, 1),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(host_copy(dest, 3), (std::vector<int64_t>{2, 0, 4}));
+}
+
+TEST(AtenAssert, MultinomialOnceNanProbabilityAsserts) {
+  FRESH_PROCESS({
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+    std::vector<float> probs(3 * 40, 1.0f);
+    probs[1 * 40 + 37] = std::nanf("");  // row 1 (block 1), category 37: thread 5 on its second pass
+    float* d_probs = device_copy(probs);
+    float* sampled = device_copy(std::vector<float>{0.5f, 0.5f, 0.5f});
+    int64_t* dest = device_copy(std::vector<int64_t>(3));
+    std::string printed = launch_expecting_assert(kMultinomialOnceFloat, 3, 32, dest, int64_t{3}, 40,
+                                                  static_cast<const float*>(sampled),
+                                                  static_cast<const float*>(d_probs), 40, 1);
+    EXPECT_EQ(printed, assert_line("MultinomialKernel.cu", 216, "sampleMultinomialOnce", {1, 0, 0}, {5, 0, 0},
+                                   "!at::_isnan(val)"));
+  });
+}
+
+TEST(AtenAssert, MultinomialOnceZeroRowAndNegativeProbabilityAssert) {
+  FRESH_PROCESS({
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+    std::vector<float> probs{1, 1, 1, 1,  0, 0, 0, 0,  1, -0.5f, 1, 1};  // row 1 all zero; row 2 has -0.5 at 1
+    float* d_probs = device_copy(probs);
+    float* sampled = device_copy(std::vector<float>{0.5f, 0.5f, 0.5f});
+    int64_t* dest = device_copy(std::vector<int64_t>(3));
+    std::string printed = launch_expecting_assert(kMultinomialOnceFloat, 3, 32, dest, int64_t{3}, 4,
+                                                  static_cast<const float*>(sampled),
+                                                  static_cast<const float*>(d_probs), 4, 1);
+    EXPECT_EQ(printed,
+              assert_line("MultinomialKernel.cu", 229, "sampleMultinomialOnce", {1, 0, 0}, {0, 0, 0}, "sum > accZero") +
+                  assert_line("MultinomialKernel.cu", 218, "sampleMultinomialOnce", {2, 0, 0}, {1, 0, 0},
+                              "!(val < zero)"));
+  });
+}
+
+TEST_F(Aten, RenormRowsNormalizesEachRow) {
+  float* dist = device_copy(std::vector<float>{1, 3, 0, 4, 0, 0, 2, 2, 4});
+  ASSERT_EQ(launch(kRenormRowsFloat, 3, 32, dist, int64_t{3}, int64_t{3}), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(host_copy(dist, 9), (std::vector<float>{0.25f, 0.75f, 0, 1, 0, 0, 0.25f, 0.25f, 0.5f}));
+}
+
+TEST(AtenAssert, RenormRowsNegativeProbabilityAsserts) {
+  FRESH_PROCESS({
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+    float* dist = device_copy(std::vector<float>{1, 3, 0, 4, -1, 0, 2, 2, 4});
+    std::string printed = launch_expecting_assert(kRenormRowsFloat, 3, 32, dist, int64_t{3}, int64_t{3});
+    EXPECT_EQ(printed, assert_line("MultinomialKernel.cu", 60, "renormRowsL1", {1, 0, 0}, {1, 0, 0}, "!(val < zero)"));
+  });
+}
+
+// The closure sizes the library gives the driver, against those of torch 2.15's cubins for these instances.
+TEST_F(Aten, ScatterGatherClosureSizesAreThoseOfTheCubins) {
+  using Size = long (*)(const char*);
+  auto size = reinterpret_cast<Size>(dlsym(RTLD_DEFAULT, "simaten_scatter_gather_closure_size"));
+  ASSERT_NE(size, nullptr);
+  EXPECT_EQ(size(kGatherOpaque4), 664);
+  EXPECT_EQ(size(kScatterAddFloat), 664);
+  EXPECT_EQ(size(kScatterFillOpaque4), 560);
+  EXPECT_EQ(size(kScatterFillComplexDouble), 576);
+}
+
+// Kernels of other families stay no-ops: a launch of a torch kernel nothing models completes.
+TEST_F(Aten, KernelsWithoutABodyStillRun) {
+  const char* backward = LOSS_NS "39nll_loss_backward_reduce_cuda_kernel_2dIflEEvPT_PKS3_PKT0_S6_S6_biill";
+  float* g = device_copy(std::vector<float>(4));
+  ASSERT_EQ(launch(backward, 1, 32, g, static_cast<const float*>(g), static_cast<const int64_t*>(nullptr),
+                   static_cast<const float*>(nullptr), static_cast<const float*>(g), true, 1, 1, int64_t{1},
+                   int64_t{-100}),
+            cudaSuccess);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+}  // namespace

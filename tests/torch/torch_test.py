@@ -1,0 +1,135 @@
+"""The torch suite: real PyTorch (the PyPI CUDA wheel, .tools/torch) running training jobs on the simulated GPU,
+under firstassert as a user runs it (`firstassert run -- python job.py`), each job judged against what it planted:
+the asserting kernel, the confidence the evidence allows, the job's own line that called the op (marked
+`# the culprit` in the job), and the device's assertion text.
+
+usage: torch_test.py TORCH_PYTHON SIM_DIR FIRSTASSERT PYTHON_PACKAGE_ROOT [unittest arguments]
+"""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import unittest
+
+JOBS = pathlib.Path(__file__).resolve().parent / "jobs"
+TORCH_PYTHON, SIM_DIR, FIRSTASSERT, PACKAGE_ROOT = sys.argv[1:5]
+del sys.argv[1:5]
+
+
+def simulated_gpu_env(extra=None):
+    """The environment scripts/simtorch gives a job: torch on the simulator's libraries and ATen models."""
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = f"{SIM_DIR}:{SIM_DIR}/standins"
+    env["SIMCUDA_DEVICE_CODE"] = f"{SIM_DIR}/aten/libsimaten.so"
+    env["PYTHONPATH"] = PACKAGE_ROOT
+    env.pop("LD_PRELOAD", None)
+    env.update(extra or {})
+    return env
+
+
+def marked_line(job, mark="# the culprit"):
+    lines = (JOBS / job).read_text().splitlines()
+    found = [number for number, text in enumerate(lines, start=1) if text.rstrip().endswith(mark)]
+    assert len(found) == 1, f"{job} marks {len(found)} lines with {mark!r}"
+    return found[0]
+
+
+class Run:
+    def __init__(self, job, shim=True, env=None, timeout=300):
+        self.reports = tempfile.mkdtemp(prefix="firstassert-torch-")
+        command = [TORCH_PYTHON, str(JOBS / job)]
+        if shim:
+            command = [FIRSTASSERT, "run", "--dir", self.reports, "--"] + command
+        done = subprocess.run(command, env=simulated_gpu_env(env), capture_output=True, text=True, timeout=timeout)
+        self.status, self.stdout, self.stderr = done.returncode, done.stdout, done.stderr
+        self.report_paths = sorted(pathlib.Path(self.reports).glob("firstassert-*.json"))
+
+    def report(self):
+        assert self.report_paths, f"no report was written; stderr:\n{self.stderr[-4000:]}"
+        return json.loads(self.report_paths[-1].read_text())
+
+
+class TorchJobs(unittest.TestCase):
+    def assert_culprit(self, run, job, kernel, condition, confidences):
+        report = run.report()
+        culprit = report["culprit"]
+        detail = json.dumps({k: report[k] for k in ("decision", "culprit")}, indent=1)[:6000]
+        self.assertIsNotNone(culprit, detail)
+        self.assertIn(kernel, culprit["kernel"], detail)
+        self.assertIn(report["decision"]["confidence"], confidences, detail)
+        self.assertIn(condition, (culprit["device_message"] or {}).get("condition", ""), detail)
+        frames = [(pathlib.Path(f["file"]).name, f["line"]) for f in culprit["python_stack"]]
+        self.assertIn((job, marked_line(job)), frames, detail)
+        # The summary on stderr names the job's own line, not torch's.
+        self.assertIn(f"{job}:{marked_line(job)} in", run.stderr)
+        return report
+
+    def test_mlp_classifier_with_a_bad_label(self):
+        run = Run("mlp_bad_label.py")
+        self.assertNotEqual(run.status, 0, run.stderr[-3000:])
+        self.assertIn("device-side assert triggered", run.stderr)
+        # One launching thread on one stream at the fault (autograd's thread has not run backward for the failing
+        # step): the breadcrumbs leave one candidate.
+        self.assert_culprit(run, "mlp_bad_label.py", "nll_loss_forward_reduce_cuda_kernel_2d",
+                            "t >= 0 && t < n_classes", {"exact"})
+
+    def test_token_model_with_an_id_past_the_vocabulary_while_a_side_stream_works(self):
+        run = Run("token_model_side_stream.py")
+        self.assertNotEqual(run.status, 0, run.stderr[-3000:])
+        # The side stream's matmuls were still queued when the embedding's gather asserted (the fault drops them),
+        # so two launches could have failed; the assertion line's block and thread fit only the gather.
+        report = self.assert_culprit(run, "token_model_side_stream.py", "_scatter_gather_elementwise_kernel",
+                                     "idx_dim >= 0 && idx_dim < index_size", {"likely"})
+        self.assertGreaterEqual(report["decision"]["candidates"], 2)
+
+    def test_gather_with_an_index_past_the_dimension(self):
+        run = Run("gather_bad_index.py")
+        self.assertNotEqual(run.status, 0, run.stderr[-3000:])
+        self.assert_culprit(run, "gather_bad_index.py", "_scatter_gather_elementwise_kernel",
+                            "idx_dim >= 0 && idx_dim < index_size", {"exact"})
+
+    def test_a_bad_label_inside_a_cuda_graph_replay_names_the_node_where_it_was_captured(self):
+        run = Run("graph_replay_bad_label.py")
+        self.assertNotEqual(run.status, 0, run.stderr[-3000:])
+        report = self.assert_culprit(run, "graph_replay_bad_label.py", "nll_loss_forward_reduce_cuda_kernel_2d",
+                                     "t >= 0 && t < n_classes", {"exact"})
+        self.assertIsNotNone(report["culprit"]["graph_node"], "the culprit is a node of the replayed graph")
+        self.assertIn("captured from", run.stderr)
+
+    def test_profiler_started_mid_job_lists_kernels_and_the_culprit_is_still_named(self):
+        run = Run("profiler_mid_job.py")
+        self.assertNotEqual(run.status, 0, run.stderr[-3000:])
+        counts = [int(line.split()[1]) for line in run.stdout.splitlines() if line.startswith("PROFILED_KERNELS")]
+        self.assertTrue(counts and counts[0] > 0, run.stdout + run.stderr[-3000:])
+        self.assertIn("gemm", run.stdout, "the profile lists the cuBLAS stand-in's kernels")
+        self.assert_culprit(run, "profiler_mid_job.py", "nll_loss_forward_reduce_cuda_kernel_2d",
+                            "t >= 0 && t < n_classes", {"exact"})
+
+    def test_torchrun_job_whose_rank_1_fails_is_merged_to_name_rank_1(self):
+        reports = tempfile.mkdtemp(prefix="firstassert-torchrun-")
+        job = str(JOBS / "torchrun_rank1_bad_label.py")
+        command = [FIRSTASSERT, "run", "--dir", reports, "--", TORCH_PYTHON, "-m", "torch.distributed.run",
+                   "--standalone", "--nproc_per_node=2", job]
+        done = subprocess.run(command, env=simulated_gpu_env(), capture_output=True, text=True, timeout=600)
+        self.assertNotEqual(done.returncode, 0, done.stderr[-3000:])
+        merged = subprocess.run([FIRSTASSERT, "merge", "--json", reports], capture_output=True, text=True)
+        self.assertEqual(merged.returncode, 0, merged.stderr)
+        detail = merged.stdout[:4000]
+        first = [f for f in json.loads(merged.stdout)["failures"] if f["role"] == "first"]
+        self.assertEqual(len(first), 1, detail)
+        self.assertEqual(first[0]["rank"], 1, detail)
+        self.assertEqual(first[0]["culprit"], "nll_loss_forward_reduce_cuda_kernel_2d", detail)
+
+    def test_a_healthy_job_leaves_no_report_and_its_output_unchanged(self):
+        bare = Run("healthy.py", shim=False)
+        watched = Run("healthy.py")
+        self.assertEqual(bare.status, 0, bare.stderr[-3000:])
+        self.assertEqual(watched.status, 0, watched.stderr[-3000:])
+        self.assertEqual(watched.stdout, bare.stdout)
+        self.assertEqual(watched.report_paths, [])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
