@@ -171,7 +171,10 @@ def device_text(report, culprit):
     if report.get("device_messages"):
         return "%d message(s), none matched to this kernel: %s" % (
             len(report["device_messages"]), _message_line(report["device_messages"][0]))
-    return ("no assertion line read (stderr was a terminal, or FIRSTASSERT_STDERR_PIPE=0; the lines are on the "
+    # The driver prints its lines at the next synchronization, often after the error was first seen (a launch or
+    # cudaGetLastError); and where stderr is a terminal or FIRSTASSERT_STDERR_PIPE=0 they are not read at all.
+    return ("no assertion line read yet (the device prints them at the next synchronization, and the report gets "
+            "them then; where stderr is a terminal, or FIRSTASSERT_STDERR_PIPE=0, they are not read; they are on the "
             "process's stderr)")
 
 

@@ -203,13 +203,15 @@ ensure_notebook_kernels() {
 torch_pins="torch==2.15.0"
 torch_python_pins="filelock==4.3.2 fsspec==2026.9.0 jinja2==3.1.6 markupsafe==3.0.4 mpmath==1.3.0 networkx==3.6.1 \
 numpy==2.4.6 sympy==1.14.0 typing-extensions==4.16.0"
+# A Jupyter kernel in the same venv, for the torch suite's notebook (with their dependencies, resolved by pip).
+torch_notebook_pins="ipykernel==7.4.0 $notebook_common_pins"
 torch_dir="$tools_dir/torch"
 torch_disk_mib=2200  # the 539 MB wheel, pip's copy of it, and the 1.4 GB it unpacks to
 install_torch=false  # scripts/test and scripts/simtorch set it
 torch_suite=true  # false: the build's torch suite is told there is no venv (scripts/test under sanitizers)
 
 ensure_torch() {
-  local pins="$torch_pins $torch_python_pins" free_mib
+  local pins="$torch_pins $torch_python_pins $torch_notebook_pins" free_mib
   [ "$(cat "$torch_dir/firstassert-pins" 2>/dev/null)" = "$pins" ] && return 0
   $install_torch || return 1
   mkdir -p "$tools_dir"
@@ -233,12 +235,19 @@ ensure_torch() {
     rm -rf "$torch_dir"
     return 1
   fi
+  # shellcheck disable=SC2086  # the pins are words
+  if ! python3 "$repo_root/scripts/lib/progress.py" "pip install ipykernel and nbclient" -- \
+    "$torch_dir/bin/pip" install --disable-pip-version-check $torch_notebook_pins; then
+    say "ipykernel and nbclient could not be installed from PyPI (the output above says why)"
+    rm -rf "$torch_dir"
+    return 1
+  fi
   printf '%s\n' "$pins" >"$torch_dir/firstassert-pins"
 }
 
 # -Dtorch-venv: the venv when it is installed (scripts/test and scripts/simtorch install it; others use it if there).
 torch_venv_option() {
-  if $torch_suite && [ "$(cat "$torch_dir/firstassert-pins" 2>/dev/null)" = "$torch_pins $torch_python_pins" ]; then
+  if $torch_suite && [ "$(cat "$torch_dir/firstassert-pins" 2>/dev/null)" = "$torch_pins $torch_python_pins $torch_notebook_pins" ]; then
     printf '%s' "$torch_dir"
   fi
 }

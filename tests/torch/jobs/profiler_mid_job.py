@@ -9,6 +9,7 @@ torch.manual_seed(0)
 classes = 10
 model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, classes)).cuda()
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
+losses = []
 
 
 def step(bad=False):
@@ -18,6 +19,7 @@ def step(bad=False):
         y[40] = classes  # the bad label
     y = y.cuda()
     loss = nn.functional.cross_entropy(model(x), y)  # the culprit
+    losses.append(loss.item())
     opt.zero_grad()
     loss.backward()
     opt.step()

@@ -1,0 +1,110 @@
+"""The torch suite's notebook: a real Jupyter kernel (ipykernel, driven by nbclient as a front end would) in the
+torch venv, with `%load_ext firstassert`, training a real PyTorch classifier on the simulated GPU until a batch's
+bad label asserts. The failing cell must show the culprit kernel, its confidence, the cell's own line and the
+device's assertion text; a later cell must say its error is secondary.
+
+usage: notebook_test.py SIM_DIR PACKAGE_ROOT SHIM [unittest arguments]
+       run with the python of the torch venv (scripts/test installs it, with ipykernel and nbclient, pinned)
+"""
+import glob
+import json
+import os
+import re
+import sys
+import tempfile
+import unittest
+
+from jupyter_client import AsyncKernelManager
+from jupyter_client.kernelspec import KernelSpecManager
+from nbclient import NotebookClient
+from nbformat.v4 import new_code_cell, new_notebook
+
+SIM_DIR, PACKAGE_ROOT, SHIM = sys.argv[1:4]
+del sys.argv[1:4]
+
+SETUP = """\
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+classes = 10
+model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, classes)).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+"""
+# Step 4's batch holds the label 10; the loss is computed on line 6 of the cell and logged on line 7, whose read
+# back raises (so the failing step's backward never starts: autograd's thread would otherwise meet the lost context
+# in its own device guard, where PyTorch terminates the process).
+TRAIN = """\
+for step in range(8):
+    x = torch.randn(64, 32).cuda()
+    y = torch.randint(0, classes, (64,))
+    if step == 4:
+        y[21] = classes
+    loss = nn.functional.cross_entropy(model(x), y.cuda())
+    print(step, loss.item())
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+TRAIN_LOSS_LINE = 6
+
+
+def text_of(cell, kind):
+    parts = []
+    for output in cell.outputs:
+        if output.output_type in ("display_data", "execute_result") and kind in output.get("data", {}):
+            parts.append(output.data[kind])
+        elif output.output_type == "stream" and kind == "stream":
+            parts.append(output.text)
+    return "".join(parts)
+
+
+class TorchNotebook(unittest.TestCase):
+    def test_the_failing_cell_shows_the_culprit_and_a_later_cell_is_secondary(self):
+        with tempfile.TemporaryDirectory() as workdir:
+            specs = os.path.join(workdir, "kernels", "fa")
+            os.makedirs(specs)
+            with open(os.path.join(specs, "kernel.json"), "w") as f:
+                json.dump({"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                           "display_name": "firstassert torch", "language": "python"}, f)
+            env = {k: v for k, v in os.environ.items() if not k.startswith("FIRSTASSERT_") and k != "LD_PRELOAD"}
+            env.update({"LD_LIBRARY_PATH": f"{SIM_DIR}:{SIM_DIR}/standins",
+                        "SIMCUDA_DEVICE_CODE": f"{SIM_DIR}/aten/libsimaten.so", "PYTHONPATH": PACKAGE_ROOT,
+                        "FIRSTASSERT_LIB": SHIM, "JUPYTER_PLATFORM_DIRS": "1",
+                        "JUPYTER_RUNTIME_DIR": os.path.join(workdir, "runtime")})
+            nb = new_notebook()
+            client = NotebookClient(nb, km=AsyncKernelManager(kernel_name="fa", kernel_spec_manager=KernelSpecManager(
+                kernel_dirs=[os.path.dirname(specs)])), timeout=180, startup_timeout=120, allow_errors=True,
+                resources={"metadata": {"path": workdir}},
+                extra_arguments=["--HistoryManager.hist_file=:memory:"])
+            with open(os.path.join(workdir, "kernel-stderr.txt"), "ab") as stderr, \
+                    client.setup_kernel(env=env, stderr=stderr, cleanup_kc=True):
+                cells = []
+                for source in ("%load_ext firstassert", SETUP, TRAIN, "torch.zeros(1).cuda()"):
+                    nb.cells.append(new_code_cell(source))
+                    cells.append(client.execute_cell(nb.cells[-1], len(nb.cells) - 1))
+            with open(os.path.join(workdir, "kernel-stderr.txt"), errors="replace") as f:
+                kernel_stderr = f.read()
+            reports = sorted(glob.glob(os.path.join(workdir, "firstassert-*.json")))
+            report = json.load(open(reports[-1])) if reports else None
+            detail = json.dumps([c.outputs for c in cells], indent=1)[-8000:] + "\n--- kernel stderr:\n" + \
+                kernel_stderr[-4000:]
+            self.assertIn("firstassert: on", text_of(cells[0], "stream"), detail)
+            self.assertFalse([o for o in cells[1].outputs if o.output_type == "error"], detail)
+            errors = [o for o in cells[2].outputs if o.output_type == "error"]
+            self.assertTrue(errors, detail)
+            self.assertIn("device-side assert triggered", errors[0].evalue, detail)
+            shown = re.sub(r"\n {15}(?=\S)", " ", text_of(cells[2], "text/plain"))
+            for expected in ["kernel       nll_loss_forward_reduce_cuda_kernel_2d",
+                             "confidence   exact:",
+                             "launched at  Cell In[3], line %d" % TRAIN_LOSS_LINE]:
+                self.assertIn(expected, shown, detail)
+            self.assertIn("secondary", text_of(cells[3], "text/plain").lower(), detail)
+            # The device prints its line at a synchronization after the cell's error was raised: the report, which
+            # the kernel rewrites as errors follow and at exit, has it.
+            self.assertIsNotNone(report, detail)
+            message = report["culprit"]["device_message"] or {}
+            self.assertEqual(message.get("condition"), "t >= 0 && t < n_classes", json.dumps(report)[:3000])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
