@@ -59,6 +59,57 @@ CUresult launch_busy(CUfunction busy, CUstream stream, unsigned long long us) {
   return cuLaunchKernel(busy, 1, 1, 1, 1, 1, 1, 0, stream, args, nullptr);
 }
 
+// What PyTorch's caching allocator and launch heuristics ask of the driver about memory and functions.
+TEST_F(Driver, PointerAttributesDescribeTheAllocationHoldingAnAddress) {
+  CUdeviceptr base = 0;
+  ASSERT_EQ(cuMemAlloc_v2(&base, 4096), CUDA_SUCCESS);
+  CUdeviceptr start = 0;
+  size_t size = 0;
+  ASSERT_EQ(cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, base + 100), CUDA_SUCCESS);
+  ASSERT_EQ(cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, base + 100), CUDA_SUCCESS);
+  EXPECT_EQ(start, base);
+  EXPECT_EQ(size, 4096u);
+  unsigned type = 0;
+  ASSERT_EQ(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, base), CUDA_SUCCESS);
+  EXPECT_EQ(type, unsigned{CU_MEMORYTYPE_DEVICE});
+  ASSERT_EQ(cuMemGetAddressRange_v2(&start, &size, base + 4095), CUDA_SUCCESS);
+  EXPECT_EQ(start, base);
+  int on_stack = 0;
+  EXPECT_EQ(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(&on_stack)),
+            CUDA_ERROR_INVALID_VALUE)
+      << "memory the driver does not know";
+  EXPECT_EQ(cuMemFree_v2(base), CUDA_SUCCESS);
+}
+
+TEST_F(Driver, MemsetD32FillsWordsInTheStreamsOrder) {
+  CUdeviceptr words = 0;
+  ASSERT_EQ(cuMemAlloc_v2(&words, 16 * sizeof(uint32_t)), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD32Async(words, 0xdeadbeefu, 16, nullptr), CUDA_SUCCESS);
+  uint32_t back[16] = {};
+  ASSERT_EQ(cuMemcpyDtoH_v2(back, words, sizeof back), CUDA_SUCCESS);
+  for (uint32_t word : back) EXPECT_EQ(word, 0xdeadbeefu);
+  EXPECT_EQ(cuMemsetD32Async(words + 2, 0, 1, nullptr), CUDA_ERROR_INVALID_VALUE) << "not 4-byte aligned";
+  EXPECT_EQ(cuMemFree_v2(words), CUDA_SUCCESS);
+}
+
+TEST_F(Driver, OccupancyFallsWithBlockSizeAndDynamicSharedMemory) {
+  CUfunction busy = function(kBusyName);
+  int small = 0, large = 0, shared = 0;
+  ASSERT_EQ(cuOccupancyMaxActiveBlocksPerMultiprocessor(&small, busy, 64, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuOccupancyMaxActiveBlocksPerMultiprocessor(&large, busy, 1024, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuOccupancyMaxActiveBlocksPerMultiprocessor(&shared, busy, 64, 100 * 1024), CUDA_SUCCESS);
+  EXPECT_GE(small, large);
+  EXPECT_GE(large, 1) << "a 1024-thread block fits an SM of 2048 threads";
+  EXPECT_LE(large * 1024, 2048);
+  EXPECT_LT(shared, small) << "100 KiB of shared memory per block leaves room for two blocks";
+  int threads = 0;
+  ASSERT_EQ(cuFuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, busy), CUDA_SUCCESS);
+  EXPECT_EQ(threads, 1024);
+  EXPECT_EQ(cuFuncSetAttribute(busy, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 300 * 1024),
+            CUDA_ERROR_INVALID_VALUE)
+      << "more than the device's opt-in shared memory per block";
+}
+
 TEST_F(Driver, FunctionsAreFoundByMangledNameAndLaunched) {
   CUfunction add = function(kAddName);
   ASSERT_NE(add, nullptr);
