@@ -11,6 +11,8 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -55,6 +57,27 @@ const char* kNllNoReduceFloat =
     LOSS_NS "38nll_loss_forward_no_reduce_cuda_kernelIflEEvlN5torch10headeronly6detail27GenericPackedTensorAccessorINS5_"
             "14TensorAccessorIN3c108ArrayRefIlEET_Lm1ENS4_16DefaultPtrTraitsElEENS_6detail16IndexBoundsCheckILm2ElEESB_"
             "Lm2ESC_lEEPKT0_PSB_PKSB_ll";
+// binary_cross_entropy_out_cuda's gpu_kernel lambda (Loss.cu) as the three kernels gpu_kernel launches it:
+// vectorized_elementwise_kernel<4, {lambda(float, float)#1}, std::array<char*, 3>, false>, <2, double>, <8, c10::Half>
+#define BCE_LAMBDA(dispatch, params)                                                                          \
+  "ZZZNS0_29binary_cross_entropy_out_cudaERKNS_6TensorES4_RKSt8optionalIS2_ElRS2_ENKUlvE_clEvENKUlvE" dispatch \
+  "_clEvEUl" params "E_"
+const char* kBceVectorizedFloat =
+    "_ZN2at6native29vectorized_elementwise_kernelILi4E" BCE_LAMBDA("0", "ff") "St5arrayIPcLm3EELb0EEEviT0_T1_";
+const char* kBceVectorizedDouble =
+    "_ZN2at6native29vectorized_elementwise_kernelILi2E" BCE_LAMBDA("", "dd") "St5arrayIPcLm3EELb0EEEviT0_T1_";
+const char* kBceVectorizedHalf = "_ZN2at6native29vectorized_elementwise_kernelILi8E" BCE_LAMBDA(
+    "1", "N3c104HalfESD_") "St5arrayIPcLm3EELb0EEEviT0_T1_";
+// unrolled_elementwise_kernel<{lambda(float, float)#1}, std::array<char*, 3>, 4, TrivialOffsetCalculator<2>,
+// TrivialOffsetCalculator<1>, LoadWithoutCast, StoreWithoutCast> (misaligned contiguous operands)
+const char* kBceUnrolledFloat =
+    "_ZN2at6native27unrolled_elementwise_kernelI" BCE_LAMBDA("0", "ff") "St5arrayIPcLm3EELi4E23TrivialOffsetCalculator"
+    "ILi2EjESG_ILi1EjENS0_6memory15LoadWithoutCastENSJ_16StoreWithoutCastEEEviT_T0_T2_T3_T4_T5_";
+// elementwise_kernel<128, 2, gpu_kernel_impl_nocast<{lambda(float, float)#1}>(...)::{lambda(int)#1}> (non-contiguous)
+const char* kBceElementwiseFloat =
+    "_ZN2at6native18elementwise_kernelILi128ELi2EZNS0_22gpu_kernel_impl_nocastIZZZNS0_29binary_cross_entropy_out_cuda"
+    "ERKNS_6TensorES5_RKSt8optionalIS3_ElRS3_ENKUlvE_clEvENKUlvE0_clEvEUlffE_EEvRNS_18TensorIteratorBaseERKT_EUliE_"
+    "EEviT1_";
 // nll_loss2d_forward_kernel<float, float, int>, nll_loss2d_forward_size_average_kernel<float>,
 // nll_loss2d_forward_no_reduce_kernel<float>
 const char* kNllLoss2dForward = NLL2D_NS "25nll_loss2d_forward_kernelIffiEEvPT_S4_PKS3_PKlS6_iiil";
