@@ -140,14 +140,12 @@ namespace {
 
 // The allocation holding [pointer, pointer + bytes), if any.
 std::optional<Memory> allocation_holding(const void* pointer, size_t bytes) {
+  auto allocation = allocation_of(pointer);
+  if (!allocation) return std::nullopt;
   auto begin = reinterpret_cast<uintptr_t>(pointer);
-  Allocations& a = allocations();
-  std::lock_guard lock(a.mutex);
-  auto it = a.live.upper_bound(begin);
-  if (it == a.live.begin()) return std::nullopt;
-  --it;
-  if (begin + bytes > it->first + std::max<size_t>(it->second.first, 1)) return std::nullopt;
-  return it->second.second;
+  auto end = reinterpret_cast<uintptr_t>(allocation->begin) + std::max<size_t>(allocation->bytes, 1);
+  if (begin + bytes > end) return std::nullopt;
+  return allocation->kind;
 }
 
 }  // namespace

@@ -29,6 +29,18 @@ CUresult stream_priority(CUstream handle, bool per_thread, int* priority) {
   return CUDA_SUCCESS;
 }
 
+// Stream-ordered allocation without pools: the memory exists at once (earlier than the stream needs it, which the
+// stream-ordered contract allows) and goes when the stream reaches its free.
+CUresult alloc_async(CUdeviceptr* dptr, size_t bytes, CUstream handle, bool per_thread) {
+  Stream* stream = nullptr;
+  if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
+  if (dptr == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  void* p = simcuda::allocate(bytes, simcuda::Memory::Device);
+  if (p == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
+  *dptr = reinterpret_cast<CUdeviceptr>(p);
+  return CUDA_SUCCESS;
+}
+
 void free_when_reached(void* pointer) { simcuda::release(pointer, simcuda::Memory::Device); }
 
 CUresult free_async(CUdeviceptr pointer, CUstream handle, bool per_thread) {
@@ -212,29 +224,13 @@ CUresult CUDAAPI cuMemHostUnregister(void* p) {
   });
 }
 
-// Stream-ordered allocation without pools: the memory exists at once (earlier than the stream needs it, which the
-// stream-ordered contract allows) and goes when the stream reaches its free.
 CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
-  return TRACED(cuMemAllocAsync, dptr, bytesize, hStream) {
-    Stream* stream = nullptr;
-    if (CUresult r = stream_ready(hStream, false, &stream); r != CUDA_SUCCESS) return r;
-    if (dptr == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    void* p = simcuda::allocate(bytesize, simcuda::Memory::Device);
-    if (p == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
-    *dptr = reinterpret_cast<CUdeviceptr>(p);
-    return CUDA_SUCCESS;
-  });
+  return TRACED(cuMemAllocAsync, dptr, bytesize, hStream) { return alloc_async(dptr, bytesize, hStream, false); });
 }
 
 CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
   return TRACED(cuMemAllocAsync_ptsz, dptr, bytesize, hStream) {
-    Stream* stream = nullptr;
-    if (CUresult r = stream_ready(hStream, true, &stream); r != CUDA_SUCCESS) return r;
-    if (dptr == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    void* p = simcuda::allocate(bytesize, simcuda::Memory::Device);
-    if (p == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
-    *dptr = reinterpret_cast<CUdeviceptr>(p);
-    return CUDA_SUCCESS;
+    return alloc_async(dptr, bytesize, hStream, true);
   });
 }
 
