@@ -14,20 +14,32 @@ enable()        records in this interpreter from now on (in IPython, the failing
 disable()       stops recording and gives back CUPTI (for a profiler started later) and fd 2
 last_report()   the newest report of a directory; show() prints one for a person
 python -m firstassert ...  is the firstassert command (run, show, merge, triage)
-"""
 
-import functools as _functools
+Values checks (firstassert.values): with FIRSTASSERT_VALUES=check, enable(values="check"), `%firstassert values
+check` or `firstassert run --values=check`, the covered CUDA ops (cross_entropy, embedding, indexing, gather/scatter,
+binary_cross_entropy, multinomial, one_hot, ctc_loss) check their values before they run: a bad one raises
+PyTorch's own error type with the value and where it is, instead of a device-side assert.
+"""
 
 from . import library as _library
 from . import notebook as _notebook
+from . import values as _values
 from .library import cli_path, disable, find_library, library_path, report_dir, report_path
 from .notebook import load_ipython_extension, unload_ipython_extension
 from .reports import last_report
 from .show import show
 
+_values.from_environment()  # FIRSTASSERT_VALUES: checks from when torch is imported (never imports it itself)
 
-@_functools.wraps(_library.enable)
-def enable(report_dir=None, lib=None):
+
+def enable(report_dir=None, lib=None, values=None):
+    """Records CUDA launches in this interpreter from now on (library.enable: report_dir, lib, the return value) and,
+    in IPython, makes the failing cells show the findings.
+
+    values: the values mode, 'off' or 'check' (firstassert.values; None: as FIRSTASSERT_VALUES said, else off). It is
+    set whether or not recording could start."""
+    if values is not None:
+        _values.set_mode(values, "enable(values=%r)" % (values,))
     enabled = _library.enable(report_dir=report_dir, lib=lib)
     if enabled:
         _notebook.attach(_notebook.cells._shell())  # in IPython: the failing cells show the findings
@@ -35,4 +47,4 @@ def enable(report_dir=None, lib=None):
 
 
 __all__ = ["library_path", "enable", "disable", "last_report", "show", "report_path", "report_dir",
-           "find_library", "cli_path", "load_ipython_extension", "unload_ipython_extension"]
+           "find_library", "cli_path", "load_ipython_extension", "unload_ipython_extension", "values"]

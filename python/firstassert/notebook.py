@@ -8,6 +8,8 @@ text, and HTML where the front end renders it.
 
 %firstassert             what firstassert is doing in this kernel
 %firstassert show [PATH] a report for a person (no PATH: the newest of the report directory, as after a restart)
+%firstassert values MODE values checks: check (a covered CUDA op given a bad value raises PyTorch's error with the
+                         value, before its kernel can assert, so the kernel needs no restart) or off; no MODE: which
 """
 
 import html
@@ -16,7 +18,7 @@ import shlex
 import sys
 import textwrap
 
-from . import cells, library
+from . import cells, library, values
 from ._output import say
 from .reports import default_dir, read_report
 from .show import (device_text, first_error_text, kernel_label, launch_line, launching_frame, refused_text, show)
@@ -27,7 +29,7 @@ RESTART = ("every CUDA call in this kernel fails until it restarts (Jupyter: Ker
 # driver's and the runtime's error names, cuBLAS's and cuDNN's statuses.
 _CUDA_ERROR = re.compile(r"CUDA error|CUDA driver error|CUDA_ERROR_|cudaError|device-side assert|CUBLAS_STATUS_|"
                          r"CUDNN_STATUS_|AcceleratorError|CudaError")
-USAGE = "usage: %firstassert [show [PATH]]"
+USAGE = "usage: %firstassert [show [PATH] | values [off|check]]"
 
 
 def is_cuda_error(error):
@@ -173,14 +175,30 @@ def magic(line):
         return
     if not words:
         path = library.report_path()
-        print("firstassert: %s; reports go to %s%s" % (
+        print("firstassert: %s; reports go to %s%s; values %s" % (
             "on in this kernel" if library.report_dir() else "not enabled in this kernel (%load_ext firstassert)",
-            default_dir(), "; this kernel's report: " + path if path else ""))
+            default_dir(), "; this kernel's report: " + path if path else "", values.mode()))
         return
     if words[0] == "show" and len(words) <= 2:
         show(words[1]) if len(words) == 2 else show()
         return
+    if words[0] == "values" and len(words) <= 2:
+        values_magic(words[1] if len(words) == 2 else None)
+        return
     say("unknown arguments %r; %s" % (line, USAGE))
+
+
+def values_magic(mode):
+    """%firstassert values [MODE]: sets the values mode, or says which it is."""
+    if mode is not None:
+        values.set_mode(mode, "%%firstassert values %s" % mode)
+    now = values.mode()
+    if now == "check":
+        print("firstassert: values check: a covered CUDA op (cross_entropy, embedding, indexing, gather/scatter, "
+              "binary_cross_entropy, multinomial, one_hot, ctc_loss) given a bad value raises PyTorch's error with "
+              "the value, before its kernel runs: CUDA keeps working")
+    else:
+        print("firstassert: values off (%firstassert values check turns the checks on)")
 
 
 _watch = None

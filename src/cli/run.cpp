@@ -1,7 +1,7 @@
-// firstassert run [--sync MODE] [--dir DIR] [--] COMMAND...: the command, with the shim preloaded. Its standard
-// streams are its own, its exit status and death by signal are passed on, and the reports it (or any child) wrote
-// are listed at the end. The environment carries the shim to children, so torchrun, srun and mpirun work wrapped
-// or wrapping.
+// firstassert run [--sync MODE] [--values MODE] [--dir DIR] [--] COMMAND...: the command, with the shim preloaded.
+// Its standard streams are its own, its exit status and death by signal are passed on, and the reports it (or any
+// child) wrote are listed at the end. The environment carries the shim (and the values checks) to children, so
+// torchrun, srun and mpirun work wrapped or wrapping.
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -13,10 +13,12 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "commands.h"
 #include "preload_path.h"
 #include "report_reader.h"
+#include "values_setting.h"
 
 #ifndef FIRSTASSERT_INSTALL_LIBDIR
 #define FIRSTASSERT_INSTALL_LIBDIR ""
@@ -28,11 +30,21 @@ namespace {
 namespace fs = std::filesystem;
 
 const char* kUsage =
-    "usage: firstassert run [--sync MODE] [--dir DIR] [--] COMMAND [ARGS...]\n"
+    "usage: firstassert run [--sync MODE] [--values MODE] [--dir DIR] [--] COMMAND [ARGS...]\n"
     "  Runs COMMAND with libfirstassert.so preloaded (LD_PRELOAD, inherited by its children), passes on its\n"
     "  exit status or the signal that killed it, and lists the reports written meanwhile.\n"
-    "  --sync MODE  FIRSTASSERT_SYNC for the job: off (default), all, every:N or kernel:REGEX\n"
-    "  --dir DIR    where reports go (FIRSTASSERT_DIR; default: the current directory)\n"
+    "  --sync MODE    FIRSTASSERT_SYNC for the job: off (default), all, every:N or kernel:REGEX\n"
+    "  --values MODE  FIRSTASSERT_VALUES for the job: off (default; without the option, as FIRSTASSERT_VALUES\n"
+    "                 says) or check: in each Python process of the job, once it imports torch, the covered\n"
+    "                 CUDA ops (cross_entropy/nll_loss, embedding, embedding_bag, index_select, x[idx], take,\n"
+    "                 gather, scatter, binary_cross_entropy, multinomial, one_hot, ctc_loss) check their values\n"
+    "                 before they run, and a bad one raises PyTorch's own error type (IndexError,\n"
+    "                 RuntimeError) naming the value and where it is, instead of a device-side assert. It costs\n"
+    "                 a synchronization per covered op and Python work per op. It reaches the job through a\n"
+    "                 sitecustomize.py of firstassert's put first on PYTHONPATH, which then runs the job's own.\n"
+    "                 Not checked: torch.compile graphs, CUDA graph replays. A job that is not Python, or never\n"
+    "                 imports torch, is untouched.\n"
+    "  --dir DIR      where reports go (FIRSTASSERT_DIR; default: the current directory)\n"
     "  The library is found through FIRSTASSERT_LIB, beside this program (../lib, or the same directory), or in\n"
     "  the install prefix. A path LD_PRELOAD cannot carry (it holds a space or colon) is reached through a link in\n"
     "  $XDG_RUNTIME_DIR/firstassert-UID (else /tmp/firstassert-UID).\n";
@@ -96,6 +108,7 @@ std::vector<std::string> reports_since(const std::string& dir, fs::file_time_typ
 
 int run_command(const Args& args, std::ostream& out, std::ostream& err, const std::string& self_path) {
   std::string sync, dir;
+  std::optional<std::string> values;
   size_t i = 0;
   for (; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -107,16 +120,21 @@ int run_command(const Args& args, std::ostream& out, std::ostream& err, const st
       out << kUsage;
       return 0;
     }
-    if (a == "--sync" || a == "--dir") {
+    if (a == "--sync" || a == "--dir" || a == "--values") {
       if (i + 1 >= args.size()) {
         err << "firstassert run: " << a << " needs a value (see firstassert run --help)\n";
         return kBadInput;
       }
-      (a == "--sync" ? sync : dir) = args[++i];
+      if (a == "--values") {
+        values = args[++i];
+      } else {
+        (a == "--sync" ? sync : dir) = args[++i];
+      }
       continue;
     }
     if (a.rfind("--sync=", 0) == 0) { sync = a.substr(7); continue; }
     if (a.rfind("--dir=", 0) == 0) { dir = a.substr(6); continue; }
+    if (a.rfind("--values=", 0) == 0) { values = a.substr(9); continue; }
     if (!a.empty() && a[0] == '-') {
       err << "firstassert run: unknown option '" << a << "' (put -- before a command that starts with -)\n";
       return kBadInput;
@@ -143,6 +161,7 @@ int run_command(const Args& args, std::ostream& out, std::ostream& err, const st
   setenv("LD_PRELOAD", new_preload.c_str(), 1);
   setenv("FIRSTASSERT_DIR", report_dir.c_str(), 1);
   if (!sync.empty()) setenv("FIRSTASSERT_SYNC", sync.c_str(), 1);
+  set_values_environment(values, values_site_candidates(self_path), err);
 
   fs::file_time_type start = fs::file_time_type::clock::now() - std::chrono::seconds(1);
   out.flush();

@@ -170,6 +170,59 @@ TEST(CliRun, SyncOptionReachesTheShim) {
   EXPECT_NE(r.out.find("next call: cudaErrorAssert"), std::string::npos) << "forced syncs caught it at once";
 }
 
+// --values check: the job's Pythons find firstassert's sitecustomize first on PYTHONPATH (before the job's own entries)
+// and FIRSTASSERT_VALUES=check; the Python side is tests/python/values_activation_test.py and tests/torch.
+TEST(CliRun, ValuesOptionPutsTheSitecustomizeFirstOnPythonPath) {
+  e2e::TempDir dir;
+  const std::vector<std::string> job = {"--", "/bin/sh", "-c", "echo \"$FIRSTASSERT_VALUES|$PYTHONPATH\""};
+  for (const std::vector<std::string>& flag : {std::vector<std::string>{"--values=check"}, {"--values", "Check"}}) {
+    std::vector<std::string> args = {"run"};
+    args.insert(args.end(), flag.begin(), flag.end());
+    args.insert(args.end(), job.begin(), job.end());
+    e2e::Run r = cli(args, dir.path(), {{"PYTHONPATH", "/the/jobs/own"}});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    size_t bar = r.out.find('|'), colon = r.out.find(':');
+    ASSERT_NE(bar, std::string::npos) << r.out;
+    EXPECT_EQ(r.out.substr(0, bar), "check");
+    std::string site = r.out.substr(bar + 1, colon - bar - 1);
+    EXPECT_TRUE(fs::is_regular_file(site + "/sitecustomize.py")) << r.out;
+    EXPECT_NE(site.find("firstassert/values/_site"), std::string::npos) << site;
+    EXPECT_EQ(r.out.substr(colon), ":/the/jobs/own\n");
+  }
+  // Without the option, FIRSTASSERT_VALUES decides; with no PYTHONPATH, the directory alone.
+  e2e::Run inherited = cli({"run", "--", "/bin/sh", "-c", "echo \"$FIRSTASSERT_VALUES|$PYTHONPATH\""}, dir.path(),
+                           {{"FIRSTASSERT_VALUES", "check"}, {"PYTHONPATH", ""}});
+  EXPECT_EQ(inherited.out.rfind("check|/", 0), 0u) << inherited.out;
+  EXPECT_EQ(inherited.out.find(':'), std::string::npos) << inherited.out;
+}
+
+TEST(CliRun, ValuesOffOrBadLeavesPythonPathAloneAndTheJobOff) {
+  e2e::TempDir dir;
+  const std::vector<std::string> job = {"/bin/sh", "-c", "echo \"$FIRSTASSERT_VALUES|$PYTHONPATH\""};
+  auto with = [&](const std::string& flag) {
+    std::vector<std::string> args = {"run", flag, "--"};
+    args.insert(args.end(), job.begin(), job.end());
+    return cli(args, dir.path(), {{"FIRSTASSERT_VALUES", "check"}, {"PYTHONPATH", "/the/jobs/own"}});
+  };
+  e2e::Run off = with("--values=off");
+  EXPECT_EQ(off.exit_code, 0);
+  EXPECT_EQ(off.out, "off|/the/jobs/own\n");
+  EXPECT_EQ(off.err, "");
+  e2e::Run bad = with("--values=chek");
+  EXPECT_EQ(bad.exit_code, 0) << "the job still runs, unchecked";
+  EXPECT_EQ(bad.out, "off|/the/jobs/own\n");
+  EXPECT_EQ(bad.err, "firstassert run: --values chek is not a values mode (modes: off, check); values checks are off "
+                     "for this job\n");
+  e2e::Run planned = with("--values=probe");
+  EXPECT_EQ(planned.out, "off|/the/jobs/own\n");
+  EXPECT_EQ(planned.err, "firstassert run: --values probe: probe mode is not built yet (modes: off, check); values "
+                         "checks are off for this job\n");
+  e2e::Run missing = cli({"run", "--values"}, dir.path());
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_EQ(missing.err, "firstassert run: --values needs a value (see firstassert run --help)\n");
+}
+
 TEST(CliRun, BadUsage) {
   e2e::TempDir dir;
   e2e::Run none = cli({"run"}, dir.path());

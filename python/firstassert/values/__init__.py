@@ -1,0 +1,34 @@
+"""Values checks: the value a CUDA op's device assert would have tripped on, named before the op runs.
+
+On the CPU PyTorch names the value ("Target 10 is out of bounds."); on the GPU the same mistake is a device-side
+assert from many threads, with no value, that leaves CUDA unusable. In check mode, before each covered op runs on a
+CUDA tensor, the conditions its kernel asserts are checked (a few reductions and one device-to-host copy per op), and
+a value that breaks one raises firstassert's exception, which is also what PyTorch raises on the CPU for it
+(IndexError or RuntimeError), at the user's line: nothing asserted, CUDA keeps working, a notebook needs no restart.
+
+Modes: off (default) and check, chosen by FIRSTASSERT_VALUES, `firstassert run --values=MODE`,
+firstassert.enable(values=MODE), `%firstassert values MODE` or set_mode(MODE).
+
+Covered (each module cites PyTorch's conditions):
+  nll_loss.py        cross_entropy, nll_loss, nll_loss2d: targets in [0, classes), ignore_index skipped
+  embedding.py       embedding (ids in [0, num_embeddings)), its max_norm renorm, embedding_bag (ids, offsets)
+  indexing.py        index_select, x[idx], x[idx] = v, take, put_, index_fill_/index_copy_/index_add_
+  scatter_gather.py  gather, scatter, scatter_add, scatter_reduce: index in [0, self.shape[dim])
+  bce.py             binary_cross_entropy: input and target in [0, 1]
+  multinomial.py     negative, NaN or inf probabilities, rows of zeros
+  one_hot.py         values in [0, num_classes)
+  ctc.py             ctc_loss: targets in [0, num_classes) and not blank (lengths: PyTorch checks them itself)
+
+Not covered: ops inside torch.compile graphs (their kernels are compiled, not dispatched; torch.compile compiles as
+it would without the checks), ops captured into CUDA graphs and their replays (no dispatch; a check would
+synchronize during capture), tensor subclasses (FakeTensor, DTensor...), threads other than the one that turned
+checks on (and autograd's, which PyTorch hands its state to), and ops not listed above.
+
+Cost: check mode puts every aten op through Python (microseconds each) and copies each covered op's checked
+tensors to the host (one synchronization); off costs nothing (nothing is installed).
+"""
+
+from .activate import MODES, from_environment, mode, set_mode
+from .errors import ValuesError, ValuesIndexError, ValuesRuntimeError
+
+__all__ = ["MODES", "mode", "set_mode", "from_environment", "ValuesError", "ValuesIndexError", "ValuesRuntimeError"]

@@ -1,0 +1,100 @@
+#include "values_setting.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+
+#ifndef FIRSTASSERT_INSTALL_PYTHONDIR
+#define FIRSTASSERT_INSTALL_PYTHONDIR ""
+#endif
+
+namespace firstassert::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The modes of firstassert.values (python/firstassert/values/activate.py keeps the same list).
+const std::vector<std::string> kModes = {"off", "check"};
+
+std::string lowered(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+// The first candidate holding sitecustomize.py, or "".
+std::string found_site(const std::vector<std::string>& sites) {
+  for (const std::string& site : sites) {
+    std::error_code ec;
+    if (fs::is_regular_file(fs::path(site) / "sitecustomize.py", ec)) return fs::canonical(site, ec).string();
+  }
+  return {};
+}
+
+bool on_path(const std::string& path_list, const std::string& dir) {
+  size_t start = 0;
+  while (start <= path_list.size()) {
+    size_t end = path_list.find(':', start);
+    if (end == std::string::npos) end = path_list.size();
+    if (path_list.compare(start, end - start, dir) == 0 && end - start == dir.size()) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+std::string off(std::ostream& err, const std::string& line) {
+  err << "firstassert run: " << line << "; values checks are off for this job\n";
+  setenv("FIRSTASSERT_VALUES", "off", 1);
+  return "off";
+}
+
+}  // namespace
+
+std::vector<std::string> values_site_candidates(const std::string& self_path) {
+  fs::path bin = fs::path(self_path).parent_path();
+  std::vector<std::string> out = {(bin / "../values/_site").lexically_normal().string(),  // a wheel's _native/
+                                  (bin / "../../python/firstassert/values/_site").lexically_normal().string()};
+  if (std::string(FIRSTASSERT_INSTALL_PYTHONDIR).size() > 0)
+    out.push_back((fs::path(FIRSTASSERT_INSTALL_PYTHONDIR) / "firstassert/values/_site").string());
+  return out;
+}
+
+std::string set_values_environment(const std::optional<std::string>& flag, const std::vector<std::string>& sites,
+                                   std::ostream& err) {
+  const char* inherited = std::getenv("FIRSTASSERT_VALUES");
+  if (!flag && inherited == nullptr) return "";
+  std::string named = flag ? *flag : inherited;
+  std::string source = flag ? "--values " + named : "FIRSTASSERT_VALUES=" + named;
+  std::string mode = lowered(named);
+  if (mode.empty()) mode = "off";
+  if (std::find(kModes.begin(), kModes.end(), mode) == kModes.end()) {
+    return off(err, source + (mode == "probe" ? ": probe mode is not built yet" : " is not a values mode") +
+                        " (modes: off, check)");
+  }
+  if (mode == "off") {
+    setenv("FIRSTASSERT_VALUES", "off", 1);
+    return mode;
+  }
+  std::string site = found_site(sites);
+  if (site.empty()) {
+    std::string looked;
+    for (const std::string& s : sites) looked += (looked.empty() ? "" : ", ") + s;
+    return off(err, source + " needs firstassert's Python package, whose sitecustomize.py is not beside this program "
+                             "(looked in " + looked + ")");
+  }
+  if (site.find(':') != std::string::npos) {
+    return off(err, source + ": the directory of firstassert's sitecustomize.py, " + site +
+                        ", holds a colon, which PYTHONPATH cannot carry");
+  }
+  const char* pythonpath = std::getenv("PYTHONPATH");
+  std::string old = pythonpath != nullptr ? pythonpath : "";
+  if (!on_path(old, site)) {
+    std::string joined = site + (old.empty() ? "" : ":" + old);
+    setenv("PYTHONPATH", joined.c_str(), 1);
+  }
+  setenv("FIRSTASSERT_VALUES", mode.c_str(), 1);
+  return mode;
+}
+
+}  // namespace firstassert::cli
