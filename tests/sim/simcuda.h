@@ -47,13 +47,15 @@ const char* simcuda_running_kernel_name(void);
  * SIMCUDA_DEVICE_CODE (environment): a colon-separated list of libraries that cuInit loads (RTLD_NOW); their
  * constructors register kernel bodies and families, as a program's own fatbinaries bring their device code. */
 
-/* Inside a body: the kernel keeps its stream busy this long (returns early once the device has faulted). */
+/* Inside a body: the kernel keeps its stream busy this long (returns early once the device has faulted or this
+ * body raised a device-side assert). */
 void simcuda_sleep_us(unsigned us);
 
 /* Inside a body: one failing device-side assert, as thread thread_idx of block block_idx would raise it. The kernel
- * stops (later simcuda_sleep_us calls return at once), queued work on every stream is dropped, and 710 becomes the
- * context's sticky error. The driver's assertion line reaches stderr when the host next observes the error. May be
- * called several times by one body, one line per failing thread. */
+ * stops (later simcuda_sleep_us calls return at once); when the body returns, queued work on every stream is dropped
+ * and 710 becomes the context's sticky error. The driver's assertion lines reach stderr when the host next observes
+ * the error. May be called several times by one body, one line per failing thread: the host learns of the fault only
+ * after the body returned, so it prints all of them together, as a device's printf buffer is read at once. */
 void simcuda_device_assert(const char* file, unsigned line, const char* function, const char* condition,
                            dim3 block_idx, dim3 thread_idx);
 

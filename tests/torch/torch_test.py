@@ -6,6 +6,7 @@ the asserting kernel, the confidence the evidence allows, the job's own line tha
 usage: torch_test.py TORCH_PYTHON SIM_DIR FIRSTASSERT PYTHON_PACKAGE_ROOT [unittest arguments]
 """
 import json
+import mmap
 import os
 import pathlib
 import subprocess
@@ -89,6 +90,43 @@ class TorchJobs(unittest.TestCase):
         self.assertNotEqual(run.status, 0, run.stderr[-3000:])
         self.assert_culprit(run, "gather_bad_index.py", "_scatter_gather_elementwise_kernel",
                             "idx_dim >= 0 && idx_dim < index_size", {"exact"})
+
+    def test_binary_cross_entropy_with_a_probability_above_one(self):
+        run = Run("bce_out_of_range.py")
+        self.assertNotEqual(run.status, 0, run.stderr[-3000:])
+        # One stream, one launching thread, and the step's .item() reads the error back: one candidate.
+        report = self.assert_culprit(run, "bce_out_of_range.py",
+                                     "vectorized_elementwise_kernel<4, at::native::binary_cross_entropy_out_cuda",
+                                     "input_val >= zero && input_val <= one", {"exact"})
+        # 2048 aligned floats: vectorized_elementwise_kernel<4> with 8 elements per thread, grid 2 of 128 threads.
+        # Pixel (19, 18) is element 1234: block 1 (elements 1024..2047, a full block: vectorized loads), its element
+        # 210, in the 4-float vector 52 that thread 52 loads.
+        message = report["culprit"]["device_message"]
+        self.assertEqual((message["line"], message["block"], message["thread"]), (89, [1, 0, 0], [52, 0, 0]))
+
+    def test_multinomial_with_replacement_and_a_negative_weight(self):
+        run = Run("multinomial_negative_weight.py")
+        self.assertNotEqual(run.status, 0, run.stderr[-3000:])
+        report = self.assert_culprit(run, "multinomial_negative_weight.py", "renormRowsL1", "!(val < zero)", {"exact"})
+        # renormRows: grid min(8 rows, 4 * SMs), 64 threads (50 columns in warps); row 3 in block 3, column 17 in
+        # thread 17.
+        message = report["culprit"]["device_message"]
+        self.assertEqual((message["line"], message["block"], message["thread"]), (60, [3, 0, 0], [17, 0, 0]))
+
+    def test_the_bce_kernel_names_libsimaten_registers_are_the_wheels(self):
+        # binary_cross_entropy.cpp builds its 20 exact kernel names from parts; each must be one torch registers.
+        names = subprocess.run(
+            [TORCH_PYTHON, "-c", "import ctypes, sys; f = ctypes.CDLL(sys.argv[1]).simaten_bce_forward_names; "
+             "f.restype = ctypes.c_char_p; print(f().decode(), end='')", f"{SIM_DIR}/aten/libsimaten.so"],
+            env=simulated_gpu_env(), capture_output=True, text=True, timeout=120)
+        self.assertEqual(names.returncode, 0, names.stderr[-3000:])
+        registered = names.stdout.split()
+        self.assertEqual(len(registered), 20, names.stdout)
+        wheel = next(pathlib.Path(TORCH_PYTHON).parent.parent.glob(
+            "lib/python*/site-packages/torch/lib/libtorch_cuda.so"))
+        with open(wheel, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as library:
+            missing = [name for name in registered if library.find(name.encode() + b"\0") < 0]
+        self.assertEqual(missing, [])
 
     def test_a_bad_label_inside_a_cuda_graph_replay_names_the_node_where_it_was_captured(self):
         run = Run("graph_replay_bad_label.py")

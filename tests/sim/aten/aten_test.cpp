@@ -475,6 +475,253 @@ TEST(AtenAssert, NllLossNoReduceAssertsInTheThreadOfTheBadFrame) {
   });
 }
 
+// ---- Loss.cu: binary_cross_entropy ------------------------------------------------------------------------------------
+
+// The lambda's value in float arithmetic, written from Loss.cu: (t - 1) * max(log1p(-x), -100) - t * max(log(x), -100).
+float bce_float(float x, float t) {
+  float log_x = std::max(std::log(x), -100.0f);
+  float log_1_minus_x = std::max(std::log1p(-x), -100.0f);
+  return (t - 1) * log_1_minus_x - t * log_x;
+}
+
+// Inputs in [0, 1] with both ends (whose logs clamp at -100) and targets in {0, 0.3, 1}.
+std::vector<float> bce_inputs(size_t n) {
+  std::vector<float> x(n);
+  for (size_t i = 0; i < n; ++i) x[i] = static_cast<float>((i * 37) % 101) / 100.0f;
+  return x;
+}
+std::vector<float> bce_targets(size_t n) {
+  std::vector<float> t(n);
+  for (size_t i = 0; i < n; ++i) t[i] = i % 3 == 0 ? 0.0f : i % 3 == 1 ? 1.0f : 0.3f;
+  return t;
+}
+
+// gpu_kernel's pointers: out, input, target.
+std::array<char*, 3> bce_data(void* out, const void* input, const void* target) {
+  return {static_cast<char*>(out), static_cast<char*>(const_cast<void*>(input)),
+          static_cast<char*>(const_cast<void*>(target))};
+}
+
+// launch_vectorized_kernel: grid ceil(N / (8 * 128)), 128 threads (what torch 2.15 launches on the simulator).
+dim3 vectorized_grid(int n) { return dim3{static_cast<unsigned>((n + 1023) / 1024), 1, 1}; }
+
+TEST_F(Aten, BceVectorizedFloatGivesEachElementsLoss) {
+  const int n = 2100;  // two full blocks of 1024 (vectorized loads) and a partial one (the unroll policy)
+  auto x = bce_inputs(n), t = bce_targets(n);
+  float* input = device_copy(x);
+  float* target = device_copy(t);
+  float* out = device_copy(std::vector<float>(n, -7.0f));
+  ASSERT_EQ(launch(kBceVectorizedFloat, vectorized_grid(n), 128, n, EmptyFunctor{}, bce_data(out, input, target)),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto loss = host_copy(out, n);
+  for (int i = 0; i < n; ++i) ASSERT_FLOAT_EQ(loss[i], bce_float(x[i], t[i])) << "element " << i;
+  EXPECT_FLOAT_EQ(loss[0], 0.0f);      // x 0, t 0: 0 * -100 - 0
+  EXPECT_FLOAT_EQ(loss[202], 100.0f);  // x 0, t 1: -max(log 0, -100)
+  EXPECT_FLOAT_EQ(loss[30], 100.0f);   // x 1, t 0: -max(log1p(-1), -100)
+}
+
+TEST_F(Aten, BceVectorizedDoubleGivesEachElementsLoss) {
+  const int n = 300;
+  std::vector<double> x, t;
+  for (float v : bce_inputs(n)) x.push_back(v);
+  for (float v : bce_targets(n)) t.push_back(v);
+  double* input = device_copy(x);
+  double* target = device_copy(t);
+  double* out = device_copy(std::vector<double>(n));
+  ASSERT_EQ(launch(kBceVectorizedDouble, vectorized_grid(n), 128, n, EmptyFunctor{}, bce_data(out, input, target)),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto loss = host_copy(out, n);
+  for (int i = 0; i < n; ++i) {
+    double expected = (t[i] - 1) * std::max(std::log1p(-x[i]), -100.0) - t[i] * std::max(std::log(x[i]), -100.0);
+    ASSERT_NEAR(loss[i], expected, 1e-12) << "element " << i;
+  }
+}
+
+// A full block: thread t loads the 4-float vectors t and t + 128 (elements 4t..4t+3, then 512 + 4t..) and computes
+// them in that order; a thread stops at its first failing element, and the input is checked before the target.
+TEST(AtenAssert, BceVectorizedAssertsInTheThreadThatLoadsTheElement) {
+  FRESH_PROCESS({
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+    const int n = 2048;
+    auto x = bce_inputs(n), t = bce_targets(n);
+    t[5] = 2.0f;            // block 0: vector 1, thread 1 (target)
+    t[14] = 3.0f;           // block 0: thread 3's third element...
+    x[524] = std::nanf(""); // ... before its fifth (vector 131 = thread 3's second): it trapped already
+    x[1234] = 1.5f;         // block 1: element 210 of it, vector 52, thread 52 (input)
+    float* input = device_copy(x);
+    float* target = device_copy(t);
+    float* out = device_copy(std::vector<float>(n));
+    std::string printed = launch_expecting_assert(kBceVectorizedFloat, vectorized_grid(n), 128, n, EmptyFunctor{},
+                                                  bce_data(out, input, target));
+    const char* input_condition = "input_val >= zero && input_val <= one";
+    const char* target_condition = "target_val >= zero && target_val <= one";
+    EXPECT_EQ(printed, assert_line("Loss.cu", 90, "operator()", {0, 0, 0}, {1, 0, 0}, target_condition) +
+                           assert_line("Loss.cu", 90, "operator()", {0, 0, 0}, {3, 0, 0}, target_condition) +
+                           assert_line("Loss.cu", 89, "operator()", {1, 0, 0}, {52, 0, 0}, input_condition));
+  });
+}
+
+// The last, partial block (remaining = N - 1024 * b < 1024) takes elements t, t + 128, ... per thread.
+TEST(AtenAssert, BcePartialBlockAssertsInTheThreadOfTheUnrollPolicy) {
+  FRESH_PROCESS({
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+    const int n = 1500;
+    auto x = bce_inputs(n), t = bce_targets(n);
+    x[1100] = -0.25f;  // block 1, element 76 of it: thread 76
+    float* input = device_copy(x);
+    float* target = device_copy(t);
+    float* out = device_copy(std::vector<float>(n));
+    std::string printed = launch_expecting_assert(kBceVectorizedFloat, vectorized_grid(n), 128, n, EmptyFunctor{},
+                                                  bce_data(out, input, target));
+    EXPECT_EQ(printed, assert_line("Loss.cu", 89, "operator()", {1, 0, 0}, {76, 0, 0},
+                                   "input_val >= zero && input_val <= one"));
+  });
+}
+
+// c10::Half: vectorized_elementwise_kernel<8, ...>; inputs k/64 are exact in binary16. Each operation rounds to half,
+// so the loss is within half's precision of the float one.
+TEST_F(Aten, BceHalfGivesHalfPrecisionLosses) {
+  const int n = 1030;
+  auto half_bits = [](float v) {  // exact for the values used here (k/64 and 0.3's neighbour 0.2998046875)
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    if ((bits & 0x7fffffffu) == 0) return static_cast<uint16_t>(bits >> 16);
+    int exponent = static_cast<int>((bits >> 23) & 0xff) - 127 + 15;
+    return static_cast<uint16_t>(((bits >> 16) & 0x8000u) | (exponent << 10) | ((bits & 0x7fffffu) >> 13));
+  };
+  auto half_value = [](uint16_t h) {
+    int exponent = (h >> 10) & 0x1f;
+    float magnitude = exponent == 0 ? std::ldexp(static_cast<float>(h & 0x3ff), -24)
+                                    : std::ldexp(static_cast<float>((h & 0x3ff) | 0x400), exponent - 25);
+    return (h & 0x8000u) ? -magnitude : magnitude;
+  };
+  std::vector<uint16_t> x(n), t(n);
+  std::vector<float> xf(n), tf(n);
+  for (int i = 0; i < n; ++i) {
+    xf[i] = static_cast<float>((i * 5) % 65) / 64.0f;
+    tf[i] = i % 3 == 0 ? 0.0f : i % 3 == 1 ? 1.0f : 0.2998046875f;
+    x[i] = half_bits(xf[i]);
+    t[i] = half_bits(tf[i]);
+  }
+  uint16_t* input = device_copy(x);
+  uint16_t* target = device_copy(t);
+  uint16_t* out = device_copy(std::vector<uint16_t>(n));
+  ASSERT_EQ(launch(kBceVectorizedHalf, vectorized_grid(n), 128, n, EmptyFunctor{}, bce_data(out, input, target)),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto loss = host_copy(out, n);
+  for (int i = 0; i < n; ++i) {
+    float expected = bce_float(xf[i], tf[i]);
+    ASSERT_NEAR(half_value(loss[i]), expected, 4e-3f * std::max(1.0f, std::fabs(expected))) << "element " << i;
+  }
+}
+
+TEST(AtenAssert, BceHalfNanInputAsserts) {
+  FRESH_PROCESS({
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+    std::vector<uint16_t> x(64, 0x3800), t(64, 0x3c00);  // 0.5, 1.0
+    x[40] = 0x7e00;                                      // NaN: block 0 (partial), thread 40
+    uint16_t* input = device_copy(x);
+    uint16_t* target = device_copy(t);
+    uint16_t* out = device_copy(std::vector<uint16_t>(64));
+    std::string printed = launch_expecting_assert(kBceVectorizedHalf, 1, 128, 64, EmptyFunctor{},
+                                                  bce_data(out, input, target));
+    EXPECT_EQ(printed, assert_line("Loss.cu", 89, "operator()", {0, 0, 0}, {40, 0, 0},
+                                   "input_val >= zero && input_val <= one"));
+  });
+}
+
+// A misaligned operand (vec_size 1): unrolled_elementwise_kernel, grid ceil(N / 512), threads t, t + 128, ...
+TEST_F(Aten, BceUnrolledFloatGivesEachElementsLoss) {
+  const int n = 1000;
+  auto x = bce_inputs(n), t = bce_targets(n);
+  std::vector<float> shifted(n + 1);
+  std::copy(x.begin(), x.end(), shifted.begin() + 1);
+  float* input = device_copy(shifted) + 1;  // 4-byte aligned only
+  float* target = device_copy(t);
+  float* out = device_copy(std::vector<float>(n));
+  ASSERT_EQ(launch(kBceUnrolledFloat, 2, 128, n, EmptyFunctor{}, bce_data(out, input, target), EmptyFunctor{},
+                   EmptyFunctor{}, EmptyFunctor{}, EmptyFunctor{}),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto loss = host_copy(out, n);
+  for (int i = 0; i < n; ++i) ASSERT_FLOAT_EQ(loss[i], bce_float(x[i], t[i])) << "element " << i;
+}
+
+TEST(AtenAssert, BceUnrolledAssertsInTheThreadOfTheElement) {
+  FRESH_PROCESS({
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+    const int n = 1000;
+    auto x = bce_inputs(n), t = bce_targets(n);
+    x[600] = 1.01f;  // block 1 (elements 512..999), element 88 of it: thread 88
+    float* input = device_copy(x);
+    float* target = device_copy(t);
+    float* out = device_copy(std::vector<float>(n));
+    std::string printed = launch_expecting_assert(kBceUnrolledFloat, 2, 128, n, EmptyFunctor{},
+                                                  bce_data(out, input, target), EmptyFunctor{}, EmptyFunctor{},
+                                                  EmptyFunctor{}, EmptyFunctor{});
+    EXPECT_EQ(printed, assert_line("Loss.cu", 89, "operator()", {1, 0, 0}, {88, 0, 0},
+                                   "input_val >= zero && input_val <= one"));
+  });
+}
+
+// gpu_kernel_impl_nocast's [=] closure (elementwise_kernel), as torch 2.15 lays it out: offset_calc, the operands'
+// pointers, then 16 bytes the device never reads (torch leaves the host-side lambda wrapper there).
+struct BceClosure {
+  OffsetCalc<3> offset_calc;
+  std::array<char*, 3> data;
+  unsigned char unused[16];
+};
+static_assert(sizeof(BceClosure) == 648, "cubin: elementwise_kernel<128, 2, gpu_kernel_impl_nocast<...>> parameter 1");
+
+// binary_cross_entropy(X.t(), target) with X (8, 300): iter shape (8, 300), fastest first (the output's order);
+// byte strides out (4, 32), input (1200, 4), target (4, 32). Element idx = 8 r + c is input X[c][r].
+BceClosure bce_transposed_closure(float* out, const float* x, const float* target) {
+  BceClosure c;
+  std::memset(&c, 0, sizeof c);
+  c.offset_calc.dims = 2;
+  c.offset_calc.sizes[0].divisor = 8;
+  c.offset_calc.sizes[1].divisor = 300;
+  uint32_t inner[3] = {4, 1200, 4}, outer[3] = {32, 4, 32};
+  for (int a = 0; a < 3; ++a) {
+    c.offset_calc.strides[0][a] = inner[a];
+    c.offset_calc.strides[1][a] = outer[a];
+  }
+  c.data = bce_data(out, x, target);
+  return c;
+}
+
+TEST_F(Aten, BceElementwiseGivesTheLossOfTransposedInputs) {
+  auto x = bce_inputs(2400), t = bce_targets(2400);  // x: X (8, 300) row-major; t: target (300, 8)
+  float* input = device_copy(x);
+  float* target = device_copy(t);
+  float* out = device_copy(std::vector<float>(2400));
+  // launch_legacy_kernel<128, 2>: grid ceil(2400 / 256)
+  ASSERT_EQ(launch(kBceElementwiseFloat, 10, 128, 2400, bce_transposed_closure(out, input, target)), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto loss = host_copy(out, 2400);
+  for (int r = 0; r < 300; ++r)
+    for (int c = 0; c < 8; ++c)
+      ASSERT_FLOAT_EQ(loss[r * 8 + c], bce_float(x[c * 300 + r], t[r * 8 + c])) << r << ", " << c;
+}
+
+TEST(AtenAssert, BceElementwiseAssertsInTheThreadOfTheIndex) {
+  FRESH_PROCESS({
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+    auto x = bce_inputs(2400), t = bce_targets(2400);
+    x[5 * 300 + 100] = 1.5f;  // X[5][100]: idx 805 = 256 * 3 + 37: block 3, thread 37 (its first step)
+    float* input = device_copy(x);
+    float* target = device_copy(t);
+    float* out = device_copy(std::vector<float>(2400));
+    std::string printed =
+        launch_expecting_assert(kBceElementwiseFloat, 10, 128, 2400, bce_transposed_closure(out, input, target));
+    EXPECT_EQ(printed, assert_line("Loss.cu", 89, "operator()", {3, 0, 0}, {37, 0, 0},
+                                   "input_val >= zero && input_val <= one"));
+  });
+}
+
 // ---- NLLLoss2d.cu ---------------------------------------------------------------------------------------------------
 
 // (N, C, H, W) = (2, 3, 2, 3): map_nelem 6, blocks_per_sample 1, two blocks of CUDA_NUM_THREADS.

@@ -29,6 +29,8 @@ int64_t now_ns() {
 
 // What a kernel body is running, for simcuda_device_assert/fault on the worker thread.
 thread_local Kernel* running_kernel = nullptr;
+// Whether that body raised a sticky fault (its kernel trapped): its later simcuda_sleep_us calls return at once.
+thread_local bool running_kernel_trapped = false;
 
 // How long a kernel without a body keeps its stream busy: SIMCUDA_KERNEL_US (simcuda.h), read once.
 unsigned default_kernel_us() {
@@ -46,6 +48,7 @@ bool blocking(const Stream* s) { return (s->flags & CU_STREAM_NON_BLOCKING) == 0
 }  // namespace
 
 Kernel* current_device_kernel() { return running_kernel; }
+bool current_kernel_trapped() { return running_kernel_trapped; }
 
 namespace {
 PerThreadStreamOwner::~PerThreadStreamOwner() {
@@ -233,6 +236,7 @@ void Device::worker_loop(Stream* stream) {
       lock.lock();
     }
     stream->busy = false;
+    if (deferred_sticky_ != 0 && !faulted()) lose_context_locked(std::exchange(deferred_sticky_, 0));
     if (!faulted()) stream->completed = work.seq;
     changed_.notify_all();
   }
@@ -246,6 +250,7 @@ void Device::execute(Work& work) {
       args.reserve(work.arg_offsets.size());
       for (size_t offset : work.arg_offsets) args.push_back(work.arg_bytes.data() + offset);
       running_kernel = work.kernel;
+      running_kernel_trapped = false;
       if (work.body != nullptr)
         work.body(args.empty() ? nullptr : args.data(), work.grid, work.block);
       else
@@ -290,6 +295,18 @@ void Device::raise_fault(int code, std::string message) {
     return;
   }
   if (faulted()) return;
+  if (running_kernel != nullptr) {
+    // From a kernel body: its kernel traps, but the host learns of it only once the body has returned
+    // (worker_loop), so that a sync prints every line the kernel's threads printed, as a device's printf buffer is
+    // read at once. Raising it here would let a waiting sync print the first line and lose the others.
+    running_kernel_trapped = true;
+    if (deferred_sticky_ == 0) deferred_sticky_ = code;
+    return;
+  }
+  lose_context_locked(code);
+}
+
+void Device::lose_context_locked(int code) {
   sticky_.store(code, std::memory_order_release);
   // The context is lost: nothing queued on any stream will run.
   for (Stream* s : streams_) s->queue.clear();
@@ -455,7 +472,8 @@ CUresult Device::wait_event(Stream* stream, Event* event) {
 }
 
 CUresult Device::sync_result_locked() {
-  flush_messages_locked();
+  // Only once the host learns of the fault: a kernel body that is still raising its lines has not made it sticky yet.
+  if (faulted()) flush_messages_locked();
   if (shutting_down()) return CUDA_ERROR_DEINITIALIZED;
   if (faulted()) return static_cast<CUresult>(sticky_.load());
   return static_cast<CUresult>(std::exchange(async_error_, 0));

@@ -147,6 +147,8 @@ class Device {
   CUresult wait_for(Stream* stream, uint64_t seq);
   CUresult sync_result_locked();
   void flush_messages_locked();
+  // The sticky error `code`: queued work on every stream is dropped.
+  void lose_context_locked(int code);
   bool ready_locked(const Work& work) const;
   void worker_loop(Stream* stream);
   void execute(Work& work);
@@ -161,6 +163,7 @@ class Device {
   std::atomic<int> sticky_{0};
   std::atomic<bool> shutting_down_{false};
   int async_error_ = 0;  // a non-sticky device error, reported once by the next synchronizing call
+  int deferred_sticky_ = 0;  // a sticky fault raised by a kernel body still running (raise_fault)
   std::vector<std::string> pending_messages_;
   uint64_t next_stream_id_ = 1;
 };

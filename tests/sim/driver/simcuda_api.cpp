@@ -11,6 +11,7 @@
 
 namespace simcuda {
 Kernel* current_device_kernel();
+bool current_kernel_trapped();
 }
 
 extern "C" {
@@ -46,7 +47,7 @@ void simcuda_sleep_us(unsigned us) {
   auto& device = simcuda::Device::get();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
   // Sliced, so that a fault anywhere on the device stops this kernel too.
-  while (!device.faulted() && !device.shutting_down()) {
+  while (!device.faulted() && !device.shutting_down() && !simcuda::current_kernel_trapped()) {
     auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return;
     std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(deadline - now,
