@@ -27,7 +27,10 @@ namespace firstassert::stack_memo {
 
 inline constexpr size_t kMaxFrames = 128;   // as many as one capture may walk
 inline constexpr size_t kMaxChecks = 2 * kMaxFrames + 2;
-inline constexpr size_t kEntries = 4;       // stacks kept per thread
+// Stacks kept per thread. A PyTorch training step launches from a few dozen distinct stacks on its main thread
+// (scripts/torch-bench): with fewer entries, round-robin replacement evicts each before it repeats and nearly every
+// launch is unwound. About 5 KB an entry, so 170 KB for each thread that launches.
+inline constexpr size_t kEntries = 32;
 inline constexpr unsigned kLearnEvery = 64;     // captures on a thread between two learning walks, at least
 inline constexpr unsigned kMaxRelearning = 4;   // learning walks of one entry whose checks keep failing
 
