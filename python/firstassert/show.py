@@ -171,11 +171,16 @@ def device_text(report, culprit):
     if report.get("device_messages"):
         return "%d message(s), none matched to this kernel: %s" % (
             len(report["device_messages"]), _message_line(report["device_messages"][0]))
+    if (report.get("first_error") or {}).get("code") != 710:
+        return "none: the device prints assertion lines for device-side asserts (710) only"
     # The driver prints its lines at the next synchronization, often after the error was first seen (a launch or
     # cudaGetLastError); and where stderr is a terminal or FIRSTASSERT_STDERR_PIPE=0 they are not read at all.
+    unread = ("where stderr is a terminal, or FIRSTASSERT_STDERR_PIPE=0, they are not read; they are on the "
+              "process's stderr")
+    if report.get("final"):
+        return "no assertion line was read (%s)" % unread
     return ("no assertion line read yet (the device prints them at the next synchronization, and the report gets "
-            "them then; where stderr is a terminal, or FIRSTASSERT_STDERR_PIPE=0, they are not read; they are on the "
-            "process's stderr)")
+            "them then; %s)" % unread)
 
 
 def _current(report):

@@ -32,17 +32,6 @@ std::string found_site(const std::vector<std::string>& sites) {
   return {};
 }
 
-bool on_path(const std::string& path_list, const std::string& dir) {
-  size_t start = 0;
-  while (start <= path_list.size()) {
-    size_t end = path_list.find(':', start);
-    if (end == std::string::npos) end = path_list.size();
-    if (path_list.compare(start, end - start, dir) == 0 && end - start == dir.size()) return true;
-    start = end + 1;
-  }
-  return false;
-}
-
 std::string off(std::ostream& err, const std::string& line) {
   err << "firstassert run: " << line << "; values checks are off for this job\n";
   setenv("FIRSTASSERT_VALUES", "off", 1);
@@ -87,12 +76,20 @@ std::string set_values_environment(const std::optional<std::string>& flag, const
     return off(err, source + ": the directory of firstassert's sitecustomize.py, " + site +
                         ", holds a colon, which PYTHONPATH cannot carry");
   }
+  // First on PYTHONPATH, even where it already is further on: Python imports the first sitecustomize it finds, and
+  // ours runs the one it hides.
   const char* pythonpath = std::getenv("PYTHONPATH");
+  std::string joined = site;
   std::string old = pythonpath != nullptr ? pythonpath : "";
-  if (!on_path(old, site)) {
-    std::string joined = site + (old.empty() ? "" : ":" + old);
-    setenv("PYTHONPATH", joined.c_str(), 1);
+  // Every other entry kept, empty ones too (Python reads an empty entry as the current directory).
+  for (size_t begin = 0; !old.empty() && begin <= old.size();) {
+    size_t end = old.find(':', begin);
+    if (end == std::string::npos) end = old.size();
+    std::string entry = old.substr(begin, end - begin);
+    if (entry != site) joined += ":" + entry;
+    begin = end + 1;
   }
+  setenv("PYTHONPATH", joined.c_str(), 1);
   setenv("FIRSTASSERT_VALUES", mode.c_str(), 1);
   return mode;
 }

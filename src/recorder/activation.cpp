@@ -3,9 +3,11 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <climits>
 #include <cstdlib>
 #include <mutex>
+#include <string_view>
 
 #include "core/config.h"
 #include "core/clock.h"
@@ -93,14 +95,17 @@ std::string working_directory() {
   return getcwd(cwd, sizeof cwd) != nullptr ? std::string(cwd) : std::string(".");
 }
 
-// What the first summary said: the device prints its assertion lines at the next synchronization, usually after
-// the error was first seen, so the answer at exit may be sharper (a window narrowed by the line to one launch).
+// What the first summary said. What is read after it (the device's assertion lines, which the driver prints at the
+// next synchronization; launches numbered after the error; the breadcrumbs read again) can sharpen the answer by
+// exit: a window narrowed to one launch. Written once, before `answered` is set: the exit handler may run on
+// another thread while the first error is being summarized.
 struct Answer {
   uint64_t culprit_seq = 0;
   bool named = false;
-  std::string confidence;
+  const char* confidence = nullptr;
 };
 Answer first_answer;
+std::atomic<bool> answered{false};
 
 Answer answer_of(const Findings& findings) {
   return {findings.culprit ? findings.culprit->seq : 0, findings.culprit.has_value(), findings.confidence};
@@ -109,17 +114,20 @@ Answer answer_of(const Findings& findings) {
 void on_primary(const Findings& findings) {
   bool written = shim->write_report(findings, false);
   first_answer = answer_of(findings);
+  answered.store(true, std::memory_order_release);
   for (const std::string& line : summary_lines(findings, written ? shim->report.path() : std::string()))
     say("%s", line.c_str());
 }
 
-// At exit: when the device's lines changed the answer, the summary again, said as such.
+// At exit: when what was read since changed the answer, the summary again, said as such.
 void say_changed_answer(const Findings& findings) {
+  if (!answered.load(std::memory_order_acquire)) return;
   Answer now = answer_of(findings);
   if (now.named == first_answer.named && now.culprit_seq == first_answer.culprit_seq &&
-      now.confidence == first_answer.confidence)
+      std::string_view(now.confidence) == first_answer.confidence)
     return;
-  say("the device's assertion lines, read after the summary above, change its answer:");
+  say("what was read after the summary above (the device's assertion lines, later launches, the breadcrumbs) "
+      "changes its answer:");
   for (const std::string& line : summary_lines(findings, shim->report.path())) say("%s", line.c_str());
 }
 

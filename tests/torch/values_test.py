@@ -352,17 +352,29 @@ class ChecksOnCpuTensors(unittest.TestCase):
                 self.assertTrue(same(bare, checked), (bare, checked))
 
     def test_the_detail_names_the_bound_and_where_it_comes_from(self):
-        try:
+        with self.assertRaises(IndexError) as caught:
             self.run_checked(CASES[0].bad)
-        except IndexError as error:
-            self.assertIn("nll_loss: target[17] = 10 is outside [0, 10) (classes = input.shape[1] = 10); 1 of 64 "
-                          "targets is out of range; target dtype torch.int64; ignore_index = -100", str(error))
-            self.assertEqual((error.op, error.argument, error.index, error.value, error.count, error.total),
-                             ("nll_loss", "target", (17,), 10, 1, 64))
-        try:
+        error = caught.exception
+        self.assertIn("nll_loss: target[17] = 10 is outside [0, 10) (classes = input.shape[1] = 10); 1 of 64 "
+                      "targets is out of range; target dtype torch.int64; ignore_index = -100", str(error))
+        self.assertEqual((error.op, error.argument, error.index, error.value, error.count, error.total),
+                         ("nll_loss", "target", (17,), 10, 1, 64))
+        with self.assertRaises(IndexError) as caught:
             self.run_checked(CASES[5].bad)
-        except IndexError as error:
-            self.assertIn("(num_embeddings = weight.shape[0] = 10)", str(error))
+        self.assertIn("(num_embeddings = weight.shape[0] = 10)", str(caught.exception))
+
+    def test_a_sequence_targets_bad_label_is_named_at_its_place_in_the_users_tensor(self):
+        # cross_entropy on (N, C, L) logits reaches nll_loss2d with the target viewed as (N, 1, L): the index named
+        # is the user's (n, l), where the label was planted.
+        for shape in [(4, 7), (2, 3, 4, 5)]:
+            target = torch.zeros(shape, dtype=torch.long)
+            place = tuple(size - 1 for size in shape)
+            target[place] = 10
+            logits = torch.zeros((shape[0], 10) + shape[1:])
+            with self.assertRaises(IndexError) as caught:
+                self.run_checked(lambda device: torch.nn.functional.cross_entropy(logits.to(device),
+                                                                                 target.to(device)))
+            self.assertEqual(caught.exception.index, place, str(caught.exception))
 
     def test_an_op_this_torch_lacks_goes_unchecked(self):
         from firstassert.values import ops

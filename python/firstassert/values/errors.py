@@ -2,8 +2,9 @@
 
 Each is firstassert's (ValuesError) and also what PyTorch raises on the CPU for the same bad value (IndexError for a
 class label, an embedding id or an advanced index; RuntimeError for gather, scatter, binary_cross_entropy,
-multinomial...), so code that catches PyTorch's error catches ours. The message starts with PyTorch's own CPU words
-("Target 10 is out of bounds.") and goes on with firstassert's: the op, the argument, the first offending element
+multinomial...), so code that catches PyTorch's error catches ours. The message starts with PyTorch's own CPU words where PyTorch has
+some for the case ("Target 10 is out of bounds."; for ctc_loss's targets, embedding_bag's decreasing offsets and an
+index past another dimension than 0, the words are firstassert's) and goes on with firstassert's: the op, the argument, the first offending element
 and its value, how many there are, the bound and where it comes from, the dtype, and the user's line.
 """
 
@@ -12,12 +13,13 @@ import sys
 
 
 class ValuesError(Exception):
-    """A value a CUDA op was handed breaks a condition its kernel asserts (or PyTorch checks on the CPU), found
+    """A value a CUDA op was handed breaks a condition its kernel asserts, PyTorch checks on the CPU, or its
+    documentation requires (ctc_loss: no target equal to the blank), found
     before the op ran: nothing asserted and CUDA still works.
 
     Attributes: op, argument, index (a tuple: the first offending element), value, count (offending elements),
     total (elements checked), bound (where the bound comes from, e.g. 'classes = input.shape[1] = 10'), dtype, and
-    torch_words (PyTorch's own message for it)."""
+    torch_words (the message's first line: PyTorch's own CPU words where it has some)."""
 
     def __init__(self, message, **facts):
         super().__init__(message)

@@ -18,8 +18,19 @@ from .errors import ValuesIndexError
 from .ops import Check
 
 
+def as_the_user_shaped_it(target):
+    """The target in the user's shape. For a 3-D or 5-D input, nll_loss_nd reshapes the target into a view of shape
+    (N, 1, L) (LossNLL.cpp), whose indices the user's tensor does not have: the view's base, when it holds the same
+    elements with the same batch size, is the tensor the user passed (or its contiguous copy, of the same shape)."""
+    base = target._base
+    if (base is not None and target.dim() == 3 and target.size(1) == 1 and base.numel() == target.numel()
+            and base.dim() >= 2 and base.size(0) == target.size(0) and base.is_contiguous()):
+        return target.reshape(base.shape)
+    return target
+
+
 def conditions(args):
-    logits, target, ignore_index = args["self"], args["target"], args["ignore_index"]
+    logits, target, ignore_index = args["self"], as_the_user_shaped_it(args["target"]), args["ignore_index"]
     where = 0 if logits.dim() == 1 else 1
     classes = logits.size(where)
     op = "nll_loss2d" if logits.dim() == 4 else "nll_loss"

@@ -27,6 +27,9 @@ int64_t now_ns() {
       .count();
 }
 
+// A sticky fault the kernel body running on this worker raised, applied when the body returns (raise_fault).
+thread_local int trapped_code = 0;
+
 // What a kernel body is running, for simcuda_device_assert/fault on the worker thread.
 thread_local Kernel* running_kernel = nullptr;
 // Whether that body raised a sticky fault (its kernel trapped): its later simcuda_sleep_us calls return at once.
@@ -236,7 +239,10 @@ void Device::worker_loop(Stream* stream) {
       lock.lock();
     }
     stream->busy = false;
-    if (deferred_sticky_ != 0 && !faulted()) lose_context_locked(std::exchange(deferred_sticky_, 0));
+    // Only the worker whose kernel trapped applies its fault: another stream finishing meanwhile must not make the
+    // context sticky while that kernel's threads are still printing.
+    if (trapped_code != 0 && !faulted()) lose_context_locked(trapped_code);
+    trapped_code = 0;
     if (!faulted()) stream->completed = work.seq;
     changed_.notify_all();
   }
@@ -300,7 +306,7 @@ void Device::raise_fault(int code, std::string message) {
     // (worker_loop), so that a sync prints every line the kernel's threads printed, as a device's printf buffer is
     // read at once. Raising it here would let a waiting sync print the first line and lose the others.
     running_kernel_trapped = true;
-    if (deferred_sticky_ == 0) deferred_sticky_ = code;
+    if (trapped_code == 0) trapped_code = code;  // this worker's: the body runs on its stream's worker thread
     return;
   }
   lose_context_locked(code);

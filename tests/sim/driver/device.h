@@ -163,7 +163,6 @@ class Device {
   std::atomic<int> sticky_{0};
   std::atomic<bool> shutting_down_{false};
   int async_error_ = 0;  // a non-sticky device error, reported once by the next synchronizing call
-  int deferred_sticky_ = 0;  // a sticky fault raised by a kernel body still running (raise_fault)
   std::vector<std::string> pending_messages_;
   uint64_t next_stream_id_ = 1;
 };

@@ -165,6 +165,7 @@ simcuda_kernel_fn resolve_for_launch(Kernel* kernel) {
         size_t buffer[256];
         int count = member.param_sizes(kernel->name.c_str(), buffer, 256);
         lock.lock();
+        if (kernel->resolved) return kernel->body;  // another launch resolved it meanwhile
         if (count >= 0 && count <= 256) sizes = std::vector<size_t>(buffer, buffer + count);
       }
       kernel->body = member.body;
