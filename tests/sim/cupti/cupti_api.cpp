@@ -22,6 +22,7 @@
 #include <string>
 
 #include "../common/private_table.h"
+#include "../common/say_unsupported.h"
 #include "../common/subscriber_params.h"
 #include "activity.h"
 #include "cupti_names.h"  // generated from the toolkit's headers (cupti_names.py)
@@ -258,12 +259,7 @@ const char* const* callback_names(CUpti_CallbackDomain domain, size_t* count) {
 
 namespace simcuda::cupti {
 
-void say_once(const char* what) {
-  static std::mutex mutex;
-  static std::set<std::string>* said = new std::set<std::string>;
-  std::lock_guard lock(mutex);
-  if (said->insert(what).second) std::fprintf(stderr, "simcuda: %s is not supported by the simulator\n", what);
-}
+void say_once(const char* what) { simcuda::say_unsupported_once(what); }
 
 const PrivateTable* linked_driver() {
   State& s = state();

@@ -191,12 +191,4 @@ bool device_accessible(const void* pointer, size_t bytes) { return allocation_ho
 
 bool is_host_allocation(const void* pointer) { return allocation_holding(pointer, 1) == Memory::Host; }
 
-void say_unsupported_once(const char* what) {
-  static std::mutex mutex;
-  static std::set<std::string>* said = new std::set<std::string>;
-  std::lock_guard lock(mutex);
-  if (!said->insert(what).second) return;
-  std::fprintf(stderr, "simcuda: %s is not supported by the simulator\n", what);
-}
-
 }  // namespace simcuda

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <optional>
 
+#include "../common/say_unsupported.h"
+
 namespace simcuda {
 
 bool driver_initialized();
@@ -45,7 +47,5 @@ std::optional<AllocationInfo> allocation_of(const void* pointer);
 // Bytes of device memory allocated now (cuMemGetInfo).
 size_t device_bytes_in_use();
 
-// "simcuda: <what> is not supported by the simulator" on stderr, once per distinct what.
-void say_unsupported_once(const char* what);
 
 }  // namespace simcuda

@@ -105,6 +105,15 @@ int occupancy(int block_size, size_t dynamic_shared) {
   return std::max(0, std::min({32, by_threads, by_registers, by_shared}));
 }
 
+// The caching override flag changes nothing here: the simulated device has no L1/shared-memory split to choose.
+CUresult max_active_blocks(int* blocks, CUfunction function, int block_size, size_t dynamic_shared) {
+  if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+  if (!simcuda::is_kernel(function)) return CUDA_ERROR_INVALID_HANDLE;
+  if (blocks == nullptr || block_size <= 0 || block_size > 1024) return CUDA_ERROR_INVALID_VALUE;
+  *blocks = occupancy(block_size, dynamic_shared);
+  return CUDA_SUCCESS;
+}
+
 #define SIMCUDA_DRIVER_UNSUPPORTED(name, params)  \
   CUresult CUDAAPI name params {                  \
     simcuda::say_unsupported_once(#name);         \
@@ -299,11 +308,7 @@ CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
 CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func, int blockSize,
                                                              size_t dynamicSMemSize) {
   return TRACED(cuOccupancyMaxActiveBlocksPerMultiprocessor, numBlocks, func, blockSize, dynamicSMemSize) {
-    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
-    if (!simcuda::is_kernel(func)) return CUDA_ERROR_INVALID_HANDLE;
-    if (numBlocks == nullptr || blockSize <= 0 || blockSize > 1024) return CUDA_ERROR_INVALID_VALUE;
-    *numBlocks = occupancy(blockSize, dynamicSMemSize);
-    return CUDA_SUCCESS;
+    return max_active_blocks(numBlocks, func, blockSize, dynamicSMemSize);
   });
 }
 
@@ -312,11 +317,7 @@ CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBl
                                                                       unsigned int flags) {
   return TRACED(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, numBlocks, func, blockSize, dynamicSMemSize,
                 flags) {
-    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
-    if (!simcuda::is_kernel(func)) return CUDA_ERROR_INVALID_HANDLE;
-    if (numBlocks == nullptr || blockSize <= 0 || blockSize > 1024) return CUDA_ERROR_INVALID_VALUE;
-    *numBlocks = occupancy(blockSize, dynamicSMemSize);
-    return CUDA_SUCCESS;
+    return max_active_blocks(numBlocks, func, blockSize, dynamicSMemSize);
   });
 }
 

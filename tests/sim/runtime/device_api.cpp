@@ -1,5 +1,5 @@
 // Runtime entry points that describe the device: its properties (built from driver attributes, as NVIDIA's runtime
-// builds cudaDeviceProp), memory capacity, PCI address, peers, and the profiler markers.
+// builds cudaDeviceProp), memory capacity, PCI address, peers, the profiler markers, and the driver's entry points.
 #include <cstring>
 
 #include "runtime_call.h"
@@ -82,6 +82,18 @@ void fill_properties(cudaDeviceProp* p) {
   p->hostNumaId = attribute(CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID);
 }
 
+// A symbol the driver lacks is not an error: funcPtr is NULL and driverStatus says why (NVIDIA's documentation).
+cudaError_t entry_point(const char* symbol, void** funcPtr, int cuda_version, unsigned long long flags,
+                        cudaDriverEntryPointQueryResult* driverStatus) {
+  if (cudaError_t e = ready(); e != cudaSuccess) return e;
+  if (symbol == nullptr || funcPtr == nullptr) return cudaErrorInvalidValue;
+  CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  CUresult r = driver().get_proc_address(symbol, funcPtr, cuda_version, flags, &status);
+  if (driverStatus != nullptr) *driverStatus = static_cast<cudaDriverEntryPointQueryResult>(status);
+  if (r != CUDA_SUCCESS) *funcPtr = nullptr;
+  return cudaSuccess;
+}
+
 }  // namespace
 
 extern "C" {
@@ -140,18 +152,19 @@ cudaError_t CUDARTAPI cudaProfilerStop(void) {
   return TRACED(cudaProfilerStop, v4000) { return ready(); }));
 }
 
+// How PyTorch reaches driver entry points it does not link (cuGetProcAddress underneath).
+cudaError_t CUDARTAPI cudaGetDriverEntryPoint(const char* symbol, void** funcPtr, unsigned long long flags,
+                                              enum cudaDriverEntryPointQueryResult* driverStatus) {
+  return TRACED(cudaGetDriverEntryPoint, v11030, symbol, funcPtr, flags, driverStatus) {
+    return entry_point(symbol, funcPtr, CUDA_VERSION, flags, driverStatus);
+  }));
+}
+
 cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion(const char* symbol, void** funcPtr,
                                                        unsigned int cudaVersion, unsigned long long flags,
                                                        enum cudaDriverEntryPointQueryResult* driverStatus) {
   return TRACED(cudaGetDriverEntryPointByVersion, v12050, symbol, funcPtr, cudaVersion, flags, driverStatus) {
-    if (cudaError_t e = ready(); e != cudaSuccess) return e;
-    if (symbol == nullptr || funcPtr == nullptr) return cudaErrorInvalidValue;
-    CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    CUresult r = driver().get_proc_address(symbol, funcPtr, static_cast<int>(cudaVersion), flags, &status);
-    if (driverStatus != nullptr) *driverStatus = static_cast<cudaDriverEntryPointQueryResult>(status);
-    // A symbol the driver lacks is not an error: funcPtr is NULL and driverStatus says why (NVIDIA's documentation).
-    if (r != CUDA_SUCCESS) *funcPtr = nullptr;
-    return cudaSuccess;
+    return entry_point(symbol, funcPtr, static_cast<int>(cudaVersion), flags, driverStatus);
   }));
 }
 

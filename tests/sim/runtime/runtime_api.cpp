@@ -111,12 +111,6 @@ const char* name_of(const void* stub) {
   return f != nullptr ? driver().table->function_name(f) : nullptr;
 }
 
-void say_unsupported_once(const char* what) {
-  static std::mutex mutex;
-  static auto* said = new std::set<std::string>;  // never destroyed: calls may come during exit
-  std::lock_guard lock(mutex);
-  if (said->insert(what).second) std::fprintf(stderr, "simcuda: %s is not supported by the simulator\n", what);
-}
 
 
 cudaError_t launch(const void* stub, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream,
@@ -879,21 +873,6 @@ cudaError_t CUDARTAPI cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr att
     return via_driver([&] {
       return driver().legacy.device_get_attribute(value, static_cast<CUdevice_attribute>(attr), device);
     });
-  }));
-}
-
-// How PyTorch reaches driver entry points it does not link (cuGetProcAddress underneath).
-cudaError_t CUDARTAPI cudaGetDriverEntryPoint(const char* symbol, void** funcPtr, unsigned long long flags,
-                                              enum cudaDriverEntryPointQueryResult* driverStatus) {
-  return TRACED(cudaGetDriverEntryPoint, v11030, symbol, funcPtr, flags, driverStatus) {
-    if (cudaError_t e = ready(); e != cudaSuccess) return e;
-    if (symbol == nullptr || funcPtr == nullptr) return cudaErrorInvalidValue;
-    CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    CUresult r = driver().get_proc_address(symbol, funcPtr, CUDA_VERSION, flags, &status);
-    if (driverStatus != nullptr) *driverStatus = static_cast<cudaDriverEntryPointQueryResult>(status);
-    // A symbol the driver lacks is not an error: funcPtr is NULL and driverStatus says why (NVIDIA's documentation).
-    if (r != CUDA_SUCCESS) *funcPtr = nullptr;
-    return cudaSuccess;
   }));
 }
 

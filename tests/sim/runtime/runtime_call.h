@@ -13,6 +13,7 @@
 #include <cstdio>
 
 #include "../common/api_trace.h"
+#include "../common/say_unsupported.h"
 #include "driver_link.h"
 
 namespace simcuda::runtime {
@@ -32,8 +33,6 @@ cudaError_t record(cudaError_t e);
 cudaError_t launch_result(CUresult r);
 CUfunction function_of(const void* stub);
 const char* name_of(const void* stub);
-// "simcuda: <what> is not supported by the simulator" on stderr, once per what.
-void say_unsupported_once(const char* what);
 
 // Runs a driver call after the runtime's own checks.
 template <typename Call>
@@ -61,7 +60,7 @@ cudaError_t sync_via_driver(Call&& call) {
 // Not modelled: a program that needs one learns it at once, in one line, instead of failing to load.
 #define SIMCUDA_RUNTIME_UNSUPPORTED(name, params)                                                                \
   cudaError_t CUDARTAPI name params {                                                                           \
-    simcuda::runtime::say_unsupported_once(#name);                                                              \
+    simcuda::say_unsupported_once(#name);                                                              \
     return simcuda::runtime::record(cudaErrorNotSupported);                                                     \
   }
 

@@ -9,6 +9,8 @@
 #include <set>
 #include <string>
 
+#include "../common/say_unsupported.h"
+
 namespace standins {
 
 // "simcuda: <function> is not supported by the simulator" on stderr, the first time only (said is the function's
@@ -19,12 +21,7 @@ inline void say_unsupported(std::atomic<bool>& said, const char* function) {
 
 // The same line for a case of a modelled function that is not modelled ("cublasGemmEx for CUDA_C_32F operands"),
 // once per distinct text.
-inline void say_unsupported_once(const std::string& what) {
-  static std::mutex mutex;
-  static auto* said = new std::set<std::string>;
-  std::lock_guard lock(mutex);
-  if (said->insert(what).second) std::fprintf(stderr, "simcuda: %s is not supported by the simulator\n", what.c_str());
-}
+using simcuda::say_unsupported_once;
 
 }  // namespace standins
 
