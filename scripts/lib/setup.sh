@@ -210,9 +210,13 @@ torch_disk_mib=2200  # the 539 MB wheel, pip's copy of it, and the 1.4 GB it unp
 install_torch=false  # scripts/test and scripts/simtorch set it
 torch_suite=true  # false: the build's torch suite is told there is no venv (scripts/test under sanitizers)
 
+# The venv holds exactly these pins (a venv whose pins changed is made anew).
+torch_all_pins="$torch_pins $torch_python_pins $torch_notebook_pins"
+torch_installed() { [ "$(cat "$torch_dir/firstassert-pins" 2>/dev/null)" = "$torch_all_pins" ]; }
+
 ensure_torch() {
-  local pins="$torch_pins $torch_python_pins $torch_notebook_pins" free_mib
-  [ "$(cat "$torch_dir/firstassert-pins" 2>/dev/null)" = "$pins" ] && return 0
+  local free_mib
+  torch_installed && return 0
   $install_torch || return 1
   mkdir -p "$tools_dir"
   free_mib=$(df -Pm "$tools_dir" | awk 'NR == 2 {print $4}')
@@ -242,12 +246,12 @@ ensure_torch() {
     rm -rf "$torch_dir"
     return 1
   fi
-  printf '%s\n' "$pins" >"$torch_dir/firstassert-pins"
+  printf '%s\n' "$torch_all_pins" >"$torch_dir/firstassert-pins"
 }
 
 # -Dtorch-venv: the venv when it is installed (scripts/test and scripts/simtorch install it; others use it if there).
 torch_venv_option() {
-  if $torch_suite && [ "$(cat "$torch_dir/firstassert-pins" 2>/dev/null)" = "$torch_pins $torch_python_pins $torch_notebook_pins" ]; then
+  if $torch_suite && torch_installed; then
     printf '%s' "$torch_dir"
   fi
 }
