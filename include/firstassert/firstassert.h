@@ -6,6 +6,8 @@
 #ifndef FIRSTASSERT_FIRSTASSERT_H
 #define FIRSTASSERT_FIRSTASSERT_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -37,6 +39,16 @@ const char* firstassert_set_report_dir(const char* dir);
  * to what fd 2 was (FIRSTASSERT_STDERR_PIPE). on=0 drains it and restores fd 2; on=1 starts it again where
  * FIRSTASSERT_STDERR_PIPE allows. Returns 1 when the pipe runs afterwards. */
 int firstassert_stderr_pipe(int on);
+
+/* How many kernel and graph launches have been recorded in this process so far, which is the seq the next one gets
+ * (the report's "seq"); UINT64_MAX while nothing is recorded. A caller that reads it before and after a call of its
+ * own knows the launches that call made: those of its thread (the report's "thread") numbered in between. */
+uint64_t firstassert_launch_count(void);
+
+/* Attaches what the caller found in the values launch `seq` was given, a JSON object, to that launch in the report
+ * (its "values"), when the launch is the culprit or a candidate; written at the next report write
+ * (firstassert_refresh_report). At most 64 launches are kept. Returns 1 when kept, 0 otherwise. */
+int firstassert_set_launch_values(uint64_t seq, const char* json_object);
 
 #ifdef __cplusplus
 }

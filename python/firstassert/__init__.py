@@ -18,7 +18,9 @@ python -m firstassert ...  is the firstassert command (run, show, merge, triage)
 Values checks (firstassert.values): with FIRSTASSERT_VALUES=check, enable(values="check"), `%firstassert values
 check` or `firstassert run --values=check`, the covered CUDA ops (cross_entropy, embedding, indexing, gather/scatter,
 binary_cross_entropy, multinomial, one_hot, ctc_loss) check their values before they run: a bad one raises
-PyTorch's own error type with the value and where it is, instead of a device-side assert.
+PyTorch's own error type with the value and where it is, instead of a device-side assert. With values "probe"
+they keep copies of those values without waiting for the GPU instead, and the report names the bad value of the
+call whose kernel asserted (its culprit's "values"; also on stderr and in the failing cell).
 """
 
 from . import library as _library
@@ -36,8 +38,8 @@ def enable(report_dir=None, lib=None, values=None):
     """Records CUDA launches in this interpreter from now on (library.enable: report_dir, lib, the return value) and,
     in IPython, makes the failing cells show the findings.
 
-    values: the values mode, 'off' or 'check' (firstassert.values; None: as FIRSTASSERT_VALUES said, else off). It is
-    set whether or not recording could start."""
+    values: the values mode, 'off', 'check' or 'probe' (firstassert.values; None: as FIRSTASSERT_VALUES said, else
+    off). It is set whether or not recording could start."""
     if values is not None:
         _values.set_mode(values, "enable(values=%r)" % (values,))
     enabled = _library.enable(report_dir=report_dir, lib=lib)

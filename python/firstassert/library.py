@@ -110,6 +110,10 @@ def _bind(handle):
     handle.firstassert_stderr_pipe.argtypes = [ctypes.c_int]
     handle.firstassert_disable.restype = ctypes.c_int
     handle.firstassert_disable.argtypes = []
+    handle.firstassert_launch_count.restype = ctypes.c_uint64
+    handle.firstassert_launch_count.argtypes = []
+    handle.firstassert_set_launch_values.restype = ctypes.c_int
+    handle.firstassert_set_launch_values.argtypes = [ctypes.c_uint64, ctypes.c_char_p]
 
 
 def enable(report_dir=None, lib=None):
@@ -244,15 +248,34 @@ def disable():
 def refresh_report():
     """Rewrites this process's report with what is known now (secondary errors so far, the device's lines still in
     the stderr pipe) and returns its path, or None while there is none."""
-    if _loaded is None:
+    handle = _handle()
+    if handle is None:
         return None
-    _loaded.firstassert_refresh_report()
+    handle.firstassert_refresh_report()
     return report_path()
 
 
 def report_path():
-    """The path of this process's report, or None while no sticky CUDA error was seen (or enable() never ran)."""
-    if _loaded is None:
+    """The path of this process's report, or None while no sticky CUDA error was seen (or no shim is loaded)."""
+    handle = _handle()
+    if handle is None:
         return None
-    path = _loaded.firstassert_report_path()
+    path = handle.firstassert_report_path()
     return os.fsdecode(path) if path else None
+
+
+NOT_RECORDING = 2 ** 64 - 1  # firstassert_launch_count() while nothing is recorded
+
+
+def launch_counter():
+    """firstassert_launch_count of the shim in this process (a ctypes function: how many launches were recorded so
+    far, NOT_RECORDING while none are), or None when no shim is loaded."""
+    handle = _handle()
+    return handle.firstassert_launch_count if handle is not None else None
+
+
+def set_launch_values(seq, json_text):
+    """Hands the shim what was found in the values launch `seq` was given (a JSON object's text), for the report's
+    next write. True when kept."""
+    handle = _handle()
+    return handle is not None and handle.firstassert_set_launch_values(seq, json_text.encode("utf-8")) == 1

@@ -9,7 +9,8 @@ text, and HTML where the front end renders it.
 %firstassert             what firstassert is doing in this kernel
 %firstassert show [PATH] a report for a person (no PATH: the newest of the report directory, as after a restart)
 %firstassert values MODE values checks: check (a covered CUDA op given a bad value raises PyTorch's error with the
-                         value, before its kernel can assert, so the kernel needs no restart) or off; no MODE: which
+                         value, before its kernel can assert, so the kernel needs no restart), probe (no wait: the
+                         failing cell shows the value the culprit's call was given) or off; no MODE: which
 """
 
 import html
@@ -29,7 +30,7 @@ RESTART = ("every CUDA call in this kernel fails until it restarts (Jupyter: Ker
 # driver's and the runtime's error names, cuBLAS's and cuDNN's statuses.
 _CUDA_ERROR = re.compile(r"CUDA error|CUDA driver error|CUDA_ERROR_|cudaError|device-side assert|CUBLAS_STATUS_|"
                          r"CUDNN_STATUS_|AcceleratorError|CudaError")
-USAGE = "usage: %firstassert [show [PATH] | values [off|check]]"
+USAGE = "usage: %firstassert [show [PATH] | values [off|check|probe]]"
 
 
 def is_cuda_error(error):
@@ -52,6 +53,11 @@ class CellWatch:
         error = getattr(result, "error_in_exec", None)
         if error is None or not is_cuda_error(error):
             return
+        if values.mode() == "probe":
+            try:
+                values.publish()  # the culprit's values into the report before it is read
+            except Exception as problem:
+                say("values probe: could not read the probed values: %s: %s" % (type(problem).__name__, problem))
         path = library.refresh_report()
         if path is None:
             return  # no error firstassert records (out of memory, a Python-side check): nothing to add
@@ -101,6 +107,8 @@ def first_error_rows(report, names, path):
         rows.append(("confidence", "%s: %s" % (culprit.get("confidence", "?"), culprit.get("reason", ""))))
         rows.append(("launched at", launched_at(culprit, names) or "no Python frames recorded"))
         rows.append(("device", device_text(report, culprit)))
+        if culprit.get("values"):
+            rows.append(("values", culprit["values"].get("text", "")))
         rows.append(("hint", hint_text(culprit.get("hint")) or "none for this kernel and error"))
     else:
         decision = report.get("decision") or {}
@@ -197,8 +205,12 @@ def values_magic(mode):
         print("firstassert: values check: a covered CUDA op (cross_entropy, embedding, indexing, gather/scatter, "
               "binary_cross_entropy, multinomial, one_hot, ctc_loss) given a bad value raises PyTorch's error with "
               "the value, before its kernel runs: CUDA keeps working")
+    elif now == "probe":
+        print("firstassert: values probe: the covered CUDA ops (cross_entropy, embedding, indexing, gather/scatter, "
+              "binary_cross_entropy, multinomial, one_hot, ctc_loss) keep a copy of the values their checks read, "
+              "without waiting for the GPU; the cell whose kernel asserts shows the culprit's bad value")
     else:
-        print("firstassert: values off (%firstassert values check turns the checks on)")
+        print("firstassert: values off (%firstassert values check, or probe, turns them on)")
 
 
 _watch = None

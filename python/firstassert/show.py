@@ -118,7 +118,7 @@ def _native_frame(frame):
 def _user_file(path):
     """Library code is where the failing call ends, not where the bug is (the shim's summary makes the same cut)."""
     return bool(path) and not any(part in path for part in (
-        "/site-packages/", "/dist-packages/", "/lib/python3", "<frozen", "<string>"))
+        "/site-packages/", "/dist-packages/", "/lib/python3", "<frozen", "<string>", "/firstassert/values/"))
 
 
 def launch_line(launch):
@@ -248,6 +248,12 @@ def show(report=_NEWEST, native_frames=8, file=None):
         line("launch", launch_line(culprit))
         line("confidence", "%s: %s" % (culprit.get("confidence", "?"), culprit.get("reason", "")))
         line("device", device_text(report, culprit))
+        values = culprit.get("values")
+        if values:
+            parts = textwrap.wrap(values.get("text", ""), 100) or [""]
+            line("values", parts[0])
+            for part in parts[1:]:
+                more(part)
         hint = culprit.get("hint")
         if hint:
             line("hint", hint.get("title", ""))

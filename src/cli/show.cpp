@@ -143,6 +143,9 @@ void render_report(const json& r, const std::string& path, std::ostream& out, bo
           << text_of(message, "function") << ": block " << dims(message, "block") << " thread "
           << dims(message, "thread") << ": `" << text_of(message, "condition") << "` failed\n";
     }
+    // What the job's values probe read in the values this launch was given (python/firstassert/values/probe.py).
+    const json& values = object_of(culprit, "values");
+    if (!values.is_null()) out << "  values     " << wrap(text_of(values, "text"), 100, "             ") << "\n";
     const json& hint = object_of(culprit, "hint");
     if (!hint.is_null()) {
       out << "  hint       " << style.bold(text_of(hint, "title")) << "\n";

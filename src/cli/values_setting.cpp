@@ -16,7 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // The modes of firstassert.values (python/firstassert/values/activate.py keeps the same list).
-const std::vector<std::string> kModes = {"off", "check"};
+const std::vector<std::string> kModes = {"off", "check", "probe"};
 
 std::string lowered(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <climits>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <string_view>
 
@@ -48,6 +49,7 @@ struct Shim {
   ToolInfo tool;
   std::mutex report_mutex;  // one writer at a time: detection and exit may race
   std::atomic<bool> report_written{false};
+  std::map<uint64_t, std::string> launch_values;  // under report_mutex (set_launch_values)
 
   std::string report_dir;
 
@@ -69,7 +71,7 @@ struct Shim {
     std::vector<LoadedModule> modules = loaded_modules();
     ToolInfo now = tool;
     sources::describe(now);  // the source may have changed (CUPTI handed to another tool, a disable)
-    ReportInput input{process, findings, modules, now, final, wall_ns()};
+    ReportInput input{process, findings, modules, now, final, wall_ns(), &launch_values};
     std::string error;
     try {
       if (report.write(report_json(input), error)) {
@@ -298,6 +300,22 @@ bool refresh_report() {
   StderrPipe::process().catch_up(kPipeCatchUpMs);
   if (!shim->report_written.load(std::memory_order_acquire)) return false;
   return shim->write_report(shim->tracker.findings(), false);
+}
+
+uint64_t launch_count() {
+  if (shim == nullptr || !recording.load(std::memory_order_acquire)) return kNotRecording;
+  return shim->tracker.launch_count();
+}
+
+// Bounded: the job's side describes the culprit and the candidates of one report, a few launches.
+constexpr size_t kMaxLaunchValues = 64;
+
+bool set_launch_values(uint64_t seq, std::string json_object) {
+  if (shim == nullptr || source::stopped()) return false;
+  std::lock_guard lock(shim->report_mutex);
+  if (shim->launch_values.size() >= kMaxLaunchValues && shim->launch_values.count(seq) == 0) return false;
+  shim->launch_values[seq] = std::move(json_object);
+  return true;
 }
 
 std::string set_report_dir(const std::string& dir) {

@@ -2,6 +2,7 @@
 // CUDA_INJECTION64_PATH alone, or firstassert_enable()), and owns what lives for the rest of the process.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace firstassert {
@@ -19,6 +20,13 @@ std::string report_path();
 // Rewrites the report with what is known now (secondary errors so far, device lines the stderr pipe still held),
 // when one has been written. False when there is none.
 bool refresh_report();
+// How many launches have been recorded so far (the next launch's seq), or kNotRecording. The job's side brackets a
+// call with it to know which launches the call made (the launches of its thread numbered in between).
+inline constexpr uint64_t kNotRecording = UINT64_MAX;
+uint64_t launch_count();
+// What the job's side found in the values launch `seq` was given (a JSON object), for the report to carry as that
+// launch's `values`; the report is not rewritten here (refresh_report). False when it cannot be kept.
+bool set_launch_values(uint64_t seq, std::string json_object);
 // Where reports go from now on: dir, or, once a report has been written, the directory it was written in (returned).
 std::string set_report_dir(const std::string& dir);
 // Starts (when recording, not preloaded, and FIRSTASSERT_STDERR_PIPE allows it) or stops the stderr pipe

@@ -102,6 +102,19 @@ FIRSTASSERT_RECORDER_EXPORT int firstassert_recorder_disable(void) {
   }
 }
 
+FIRSTASSERT_RECORDER_EXPORT uint64_t firstassert_recorder_launch_count(void) {
+  return firstassert::launch_count();  // never throws
+}
+
+FIRSTASSERT_RECORDER_EXPORT int firstassert_recorder_set_launch_values(uint64_t seq, const char* json_object) {
+  if (json_object == nullptr) return 0;
+  try {
+    return firstassert::set_launch_values(seq, json_object) ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
 // Catches everything itself (sources.cpp).
 FIRSTASSERT_RECORDER_EXPORT void firstassert_recorder_cupti_subscribing(const char* name) {
   firstassert::sources::before_other_subscriber(name);

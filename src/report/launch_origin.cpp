@@ -11,10 +11,13 @@ namespace {
 
 // Library code is where the failing call ends, not where the user's bug is. Installed packages (PyTorch's among
 // them) live under site-packages or dist-packages; a directory merely named torch may be the user's own project.
+// firstassert's values modes call the user's op from their own frames (python/firstassert/values), wherever the
+// package is: a build tree or a source checkout too.
 bool user_python_file(const char* file) {
   if (file == nullptr) return false;
   std::string f(file);
-  for (const char* library : {"/site-packages/", "/dist-packages/", "/lib/python3", "<frozen", "<string>"}) {
+  for (const char* library :
+       {"/site-packages/", "/dist-packages/", "/lib/python3", "<frozen", "<string>", "/firstassert/values/"}) {
     if (f.find(library) != std::string::npos) return false;
   }
   return true;

@@ -104,6 +104,16 @@ json graph_node_list(const std::vector<LaunchRecord>& nodes, uint32_t culprit_no
   return list;
 }
 
+// A graph launch's seq stands for all its nodes, and the job's side never describes one: only plain launches get
+// values. Text that is not a JSON object is left out rather than trusted.
+void attach_values(json& j, const LaunchRecord& r, const std::map<uint64_t, std::string>* launch_values) {
+  if (launch_values == nullptr || r.graph) return;
+  auto found = launch_values->find(r.seq);
+  if (found == launch_values->end()) return;
+  json values = json::parse(found->second, nullptr, false);
+  if (values.is_object()) j["values"] = std::move(values);
+}
+
 json launch(const LaunchRecord& r, bool resolve_stack = false) {
   json j;
   j["seq"] = r.seq;
@@ -232,12 +242,17 @@ std::string report_json(const ReportInput& in) {
     std::optional<Hint> hint = hint_for_launch(f.culprit_message ? &*f.culprit_message : nullptr, kernel, code);
     culprit["hint"] = hint ? json{{"id", hint->id}, {"title", hint->title}, {"text", hint->text}} : json(nullptr);
     culprit["graph_nodes"] = graph_node_list(f.culprit_graph, f.culprit->graph_node);
+    if (f.has_primary) attach_values(culprit, *f.culprit, in.launch_values);
     r["culprit"] = culprit;
   } else {
     r["culprit"] = nullptr;
   }
   json candidates = json::array();
-  for (const LaunchRecord& c : f.candidates) candidates.push_back(launch(c, true));
+  for (const LaunchRecord& c : f.candidates) {
+    json candidate = launch(c, true);
+    attach_values(candidate, c, in.launch_values);
+    candidates.push_back(candidate);
+  }
   r["candidates"] = candidates;
   json messages = json::array();
   for (const DeviceMessage& m : f.device_messages) messages.push_back(message(m));

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ struct ReportInput {
   ToolInfo tool;
   bool final = false;       // false: written at detection; true: rewritten at exit with the final counts
   int64_t written_ns = 0;
+  // What the job's own side (the Python package's values probe) found in the values a launch was given, by launch
+  // seq: a JSON object each, written as `values` into the culprit or candidate with that seq.
+  const std::map<uint64_t, std::string>* launch_values = nullptr;
 };
 
 std::string report_json(const ReportInput& input);

@@ -40,6 +40,8 @@ int firstassert_recorder_refresh_report(void);                  // firstassert_r
 const char* firstassert_recorder_set_report_dir(const char* dir);  // firstassert_set_report_dir(), forwarded
 int firstassert_recorder_stderr_pipe(int on);                   // firstassert_stderr_pipe(), forwarded
 int firstassert_recorder_disable(void);                         // firstassert_disable(), forwarded
+uint64_t firstassert_recorder_launch_count(void);               // firstassert_launch_count(), forwarded
+int firstassert_recorder_set_launch_values(uint64_t seq, const char* json_object);  // forwarded likewise
 // Another tool is about to subscribe to CUPTI (the stub's hooks of cuptiSubscribe and cuptiSubscribe_v2, preloaded
 // only): the recorder hands CUPTI over if it holds it. name: the tool's subscriberName, or NULL.
 void firstassert_recorder_cupti_subscribing(const char* name);

@@ -80,6 +80,8 @@ struct Recorder {
   const char* (*set_report_dir)(const char*) = nullptr;
   int (*stderr_pipe)(int) = nullptr;
   int (*disable)() = nullptr;
+  uint64_t (*launch_count)() = nullptr;
+  int (*set_launch_values)(uint64_t, const char*) = nullptr;
 };
 Recorder recorder;
 std::atomic<bool> recorder_ready{false};
@@ -126,6 +128,8 @@ void load_recorder() {
       !find(handle, "firstassert_recorder_set_report_dir", recorder.set_report_dir) ||
       !find(handle, "firstassert_recorder_stderr_pipe", recorder.stderr_pipe) ||
       !find(handle, "firstassert_recorder_disable", recorder.disable) ||
+      !find(handle, "firstassert_recorder_launch_count", recorder.launch_count) ||
+      !find(handle, "firstassert_recorder_set_launch_values", recorder.set_launch_values) ||
       !find(handle, "firstassert_recorder_cupti_subscribing", cupti_subscribing) ||
       !find(handle, "firstassert_recorder_stderr", stderr_bytes))
     return;
@@ -174,6 +178,14 @@ FIRSTASSERT_EXPORT const char* firstassert_set_report_dir(const char* dir) {
 
 FIRSTASSERT_EXPORT int firstassert_disable(void) {
   return fas::recorder_ready.load(std::memory_order_acquire) ? fas::recorder.disable() : 0;
+}
+
+FIRSTASSERT_EXPORT uint64_t firstassert_launch_count(void) {
+  return fas::recorder_ready.load(std::memory_order_acquire) ? fas::recorder.launch_count() : UINT64_MAX;
+}
+
+FIRSTASSERT_EXPORT int firstassert_set_launch_values(uint64_t seq, const char* json_object) {
+  return fas::recorder_ready.load(std::memory_order_acquire) ? fas::recorder.set_launch_values(seq, json_object) : 0;
 }
 
 FIRSTASSERT_EXPORT int firstassert_stderr_pipe(int on) {

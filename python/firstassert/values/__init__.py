@@ -28,7 +28,7 @@ Cost: check mode puts every aten op through Python (microseconds each) and copie
 tensors to the host (one synchronization); off costs nothing (nothing is installed).
 """
 
-from .activate import MODES, from_environment, mode, set_mode
+from .activate import MODES, from_environment, mode, publish, set_mode
 from .errors import ValuesError, ValuesIndexError, ValuesRuntimeError
 
-__all__ = ["MODES", "mode", "set_mode", "from_environment", "ValuesError", "ValuesIndexError", "ValuesRuntimeError"]
+__all__ = ["MODES", "mode", "set_mode", "from_environment", "publish", "ValuesError", "ValuesIndexError", "ValuesRuntimeError"]

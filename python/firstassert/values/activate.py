@@ -6,22 +6,20 @@ MODE` or set_mode(MODE). A mode other than off takes effect once torch is import
 firstassert never imports torch. A bad mode is one line on stderr, and off.
 """
 
+import atexit
 import os
 import sys
 
 from .._output import say
 from . import _hook
 
-MODES = ("off", "check")
-# Modes issue 35 plans that this version does not have yet.
-_PLANNED = {"probe": "probe mode (a failed device assert re-runs the op's checks to name the value) is not "
-                     "built yet"}
+MODES = ("off", "check", "probe")
 
-_state = {"mode": "off", "installed": None, "waiting": False}
+_state = {"mode": "off", "installed": None, "waiting": False, "at_exit": False}
 
 
 def mode():
-    """The values mode of this process: 'off' or 'check'."""
+    """The values mode of this process: 'off', 'check' or 'probe'."""
     return _state["mode"]
 
 
@@ -32,13 +30,12 @@ def parse(value, origin):
         return "off"
     if text in MODES:
         return text
-    why = _PLANNED.get(text, "not a values mode")
-    say("%s: %r is %s (modes: %s); values checks are off" % (origin, value, why, ", ".join(MODES)))
+    say("%s: %r is not a values mode (modes: %s); values checks are off" % (origin, value, ", ".join(MODES)))
     return None
 
 
 def set_mode(value, origin="firstassert.values.set_mode()"):
-    """Sets the values mode ('off' or 'check') and returns the mode now in force. Before torch is imported, it takes
+    """Sets the values mode ('off', 'check' or 'probe') and returns the mode now in force. Before torch is imported, it takes
     effect when torch is; a bad value is one line, and off."""
     wanted = parse(value, origin) or "off"
     _state["mode"] = wanted
@@ -65,21 +62,47 @@ def _torch_imported(module):
 
 def _apply():
     """Installs or removes the checks to match the mode; a torch without what they need is one line, not a crash."""
+    wanted = _state["mode"]
     try:
-        if _state["mode"] == "check" and _state["installed"] is None:
-            from . import intercept
-            _state["installed"] = intercept.install()
-        elif _state["mode"] == "off" and _state["installed"] is not None:
-            from . import intercept
-            if intercept.uninstall(_state["installed"]):
-                _state["installed"] = None
-            else:
-                _state["mode"] = "check"
-    except ImportError as error:
-        version = getattr(sys.modules.get("torch"), "__version__", "unknown")
-        say("values checks need torch 2.0 or newer (TorchDispatchMode and TorchFunctionMode); this torch is %s "
-            "(%s): they are off" % (version, error))
-        _state["mode"] = "off"
+        from . import intercept
+        installed = _state["installed"]
+        if installed is not None and installed.mode != wanted:
+            if not intercept.uninstall(installed):
+                _state["mode"] = installed.mode
+                return
+            _state["installed"] = installed = None
+        if wanted != "off" and installed is None:
+            _state["installed"] = intercept.install(mode=wanted)
+            if wanted == "probe" and not _state["at_exit"]:
+                _state["at_exit"] = True
+                atexit.register(_publish_at_exit)
     except Exception as error:  # never break the job's `import torch` or its cell
-        say("values checks could not be turned %s: %s: %s" % (_state["mode"], type(error).__name__, error))
-        _state["mode"] = "off" if _state["installed"] is None else "check"
+        if isinstance(error, ImportError) and (error.name or "").startswith("torch"):
+            version = getattr(sys.modules.get("torch"), "__version__", "unknown")
+            say("values checks need torch 2.0 or newer (TorchDispatchMode and TorchFunctionMode); this torch is %s "
+                "(%s): they are off" % (version, error))
+        else:
+            say("values checks could not be turned %s: %s: %s" % (wanted, type(error).__name__, error))
+        _state["mode"] = "off" if _state["installed"] is None else _state["installed"].mode
+
+
+def publish():
+    """In probe mode, once a sticky CUDA error has been reported: hands the report the values of the launches it
+    names, and returns the culprit's (a dict: 'text' says what was found, or why nothing was), else None."""
+    installed = _state["installed"]
+    probes = getattr(installed, "probes", None)
+    if probes is None:
+        return None
+    return probes.publish()
+
+
+def _publish_at_exit():
+    """At exit (before the shim's own exit handler, which runs after the interpreter's): the culprit's values into
+    the report, and one line on stderr."""
+    try:
+        found = publish()
+    except Exception as error:  # the job is ending: ours may only add a line
+        say("values probe: could not read the probed values: %s: %s" % (type(error).__name__, error))
+        return
+    if found is not None:
+        say("values of the culprit's call: %s" % found.get("text", ""))

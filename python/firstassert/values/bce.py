@@ -30,4 +30,4 @@ def conditions(args):
     return [_unit_interval("input", args["self"]), _unit_interval("target", args["target"])]
 
 
-CHECKS = [Check(("binary_cross_entropy",), "self", conditions)]
+CHECKS = [Check(("binary_cross_entropy",), "self", conditions, reads=("self", "target"))]

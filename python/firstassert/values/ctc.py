@@ -54,4 +54,4 @@ def conditions(args):
             Condition(counted & (values == blank), values, is_blank)]
 
 
-CHECKS = [Check(("_ctc_loss", "_cudnn_ctc_loss"), "log_probs", conditions)]
+CHECKS = [Check(("_ctc_loss", "_cudnn_ctc_loss"), "log_probs", conditions, reads=("targets", "target_lengths"))]

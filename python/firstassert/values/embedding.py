@@ -81,7 +81,7 @@ def _offsets(bad, values, problem, words, note):
 
 
 CHECKS = [
-    Check(("embedding",), "weight", embedding),
-    Check(("embedding_renorm_",), "self", renorm),
-    Check(("_embedding_bag", "_embedding_bag_forward_only"), "weight", bag),
+    Check(("embedding",), "weight", embedding, reads=("indices",)),
+    Check(("embedding_renorm_",), "self", renorm, reads=("indices",)),
+    Check(("_embedding_bag", "_embedding_bag_forward_only"), "weight", bag, reads=("indices", "offsets")),
 ]

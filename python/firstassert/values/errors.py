@@ -18,8 +18,9 @@ class ValuesError(Exception):
     before the op ran: nothing asserted and CUDA still works.
 
     Attributes: op, argument, index (a tuple: the first offending element), value, count (offending elements),
-    total (elements checked), bound (where the bound comes from, e.g. 'classes = input.shape[1] = 10'), dtype, and
-    torch_words (the message's first line: PyTorch's own CPU words where it has some)."""
+    total (elements checked), bound (where the bound comes from, e.g. 'classes = input.shape[1] = 10'), dtype,
+    problem ('is outside [0, 10)'), torch_words (the message's first line: PyTorch's own CPU words where it has some)
+    and detail (firstassert's facts after them, one line)."""
 
     def __init__(self, message, **facts):
         super().__init__(message)
@@ -32,6 +33,8 @@ class ValuesError(Exception):
         self.bound = facts.get("bound")
         self.dtype = facts.get("dtype")
         self.torch_words = facts.get("torch_words")
+        self.detail = facts.get("detail")  # the facts after torch_words, as one line
+        self.problem = facts.get("problem")  # what is wrong with the value: 'is outside [0, 10)'
 
 
 class ValuesIndexError(ValuesError, IndexError):
@@ -83,9 +86,10 @@ def found(error_class, torch_words, op, argument, where, problem, noun, bound=No
     if dtype is not None:
         parts.append("%s dtype %s" % (argument, dtype))
     parts.extend(notes)
+    detail = "; ".join(parts)
     line = _user_line()
-    detail = "; ".join(parts) + ". Raised before the CUDA kernel ran%s: nothing asserted and CUDA still works." % (
+    tail = ". Raised before the CUDA kernel ran%s: nothing asserted and CUDA still works." % (
         " (called at %s)" % line if line else "")
-    return error_class(torch_words + "\nfirstassert: " + detail, op=op, argument=argument, index=where.index,
-                       value=where.value, count=where.count, total=where.total, bound=bound, dtype=dtype,
-                       torch_words=torch_words)
+    return error_class(torch_words + "\nfirstassert: " + detail + tail, op=op, argument=argument,
+                       index=where.index, value=where.value, count=where.count, total=where.total, bound=bound,
+                       dtype=dtype, torch_words=torch_words, detail=detail, problem=problem)

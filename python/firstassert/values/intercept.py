@@ -9,6 +9,9 @@ and the threads PyTorch hands its state to (autograd's), not other threads a job
 
 A check that itself breaks (a case it does not know) says so in one line and lets the op run unchecked; a CUDA error
 its synchronization meets (an earlier kernel's, the context already lost) is raised as the op would have raised it.
+
+In probe mode (probe.py) the same modes, on the same ops, copy what the checks read and run the op between two
+readings of the shim's launch count, instead of checking: no synchronization, nothing raised.
 """
 
 import threading
@@ -19,7 +22,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from .._output import say
 from ..notebook import is_cuda_error
-from . import bce, ctc, embedding, indexing, multinomial, nll_loss, one_hot, ops, scan, scatter_gather
+from . import bce, ctc, embedding, indexing, multinomial, nll_loss, one_hot, ops, probe, scan, scatter_gather
 
 FAMILIES = (nll_loss, embedding, indexing, scatter_gather, bce, multinomial, ctc)
 _PLAIN = (torch.Tensor, torch.nn.Parameter)  # not FakeTensor, FunctionalTensor, DTensor...
@@ -31,20 +34,43 @@ def _compiling():
 
 
 class Checks:
-    """What both modes share: the devices checked and the evaluation of a check's conditions."""
+    """What both modes share: the devices checked, the evaluation of a check's conditions (check mode) or the probe
+    of a call (probe mode: probes is a probe.Probes)."""
 
-    def __init__(self, devices):
+    def __init__(self, devices, probes=None):
         self.devices = frozenset(devices)
+        self.probes = probes
         self._said = set()
 
     def wanted(self, tensor):
         if not isinstance(tensor, torch.Tensor) or type(tensor) not in _PLAIN or tensor.device.type not in self.devices:
             return False
         if tensor.device.type == "cuda" and torch.cuda.is_current_stream_capturing():
-            self._once("capture", "ops captured into a CUDA graph are not checked (a check synchronizes, which "
-                                  "capture forbids), nor are the graph's replays")
+            if self.probes is None:
+                self._once("capture", "ops captured into a CUDA graph are not checked (a check synchronizes, which "
+                                      "capture forbids), nor are the graph's replays")
+            else:
+                self._once("capture", "ops captured into a CUDA graph are not probed, nor are the graph's replays "
+                                      "(a replay runs without dispatch)")
             return False
         return True
+
+    def run(self, name, make_conditions, named, reads, function, args, kwargs):
+        """The op, after its check (which may raise the op's ValuesError) or around its probe."""
+        if self.probes is None:
+            error = self.error(name, lambda: make_conditions(named))
+            if error is not None:
+                raise error
+            return function(*args, **kwargs)
+        try:
+            call = self.probes.start(name, make_conditions, named, reads)
+        except Exception as problem:
+            if is_cuda_error(problem):
+                raise  # not ours: the op would meet it too
+            self._once(name, "the values probe of %s failed (%s: %s); the op runs unprobed" % (
+                name, type(problem).__name__, str(problem).splitlines()[0] if str(problem) else ""))
+            call = None
+        return self.probes.run(call, function, *args, **kwargs)
 
     def error(self, name, make_conditions):
         """The exception the op's first failing condition makes, or None (also when the check itself broke)."""
@@ -79,9 +105,8 @@ class DispatchChecks(TorchDispatchMode):
         if entry is not None:
             named = entry.arguments(args, kwargs)
             if self.checks.wanted(named.get(entry.check.on)):
-                error = self.checks.error(func.name(), lambda: entry.check.conditions(named))
-                if error is not None:
-                    raise error
+                return self.checks.run(func.name(), entry.check.conditions, named, entry.check.reads, func, args,
+                                       kwargs)
         return func(*args, **kwargs)
 
 
@@ -96,10 +121,13 @@ class FunctionChecks(TorchFunctionMode):
         if func is self.one_hot and not _compiling():
             found = one_hot.arguments(args, kwargs)
             if found is not None and self.checks.wanted(found[0]):
-                error = self.checks.error("one_hot", lambda: one_hot.conditions(*found))
-                if error is not None:
-                    raise error
+                named = {"tensor": found[0], "num_classes": found[1]}
+                return self.checks.run("one_hot", _one_hot_conditions, named, ("tensor",), func, args, kwargs)
         return func(*args, **kwargs)
+
+
+def _one_hot_conditions(named):
+    return one_hot.conditions(named["tensor"], named["num_classes"])
 
 
 class Installed:
@@ -108,14 +136,17 @@ class Installed:
     def __init__(self, dispatch, function):
         self.dispatch, self.function = dispatch, function
         self.thread = threading.get_ident()
+        self.mode = "check" if dispatch.checks.probes is None else "probe"
+        self.probes = dispatch.checks.probes
 
 
-def install(devices=("cuda",)):
-    """Pushes the modes on the calling thread's stacks, for good (not a `with` block). Returns an Installed."""
+def install(devices=("cuda",), mode="check"):
+    """Pushes the modes on the calling thread's stacks, for good (not a `with` block), checking (mode 'check') or
+    probing ('probe'). Returns an Installed; its probes are the probe.Probes in probe mode."""
     table, missing = ops.table([check for family in FAMILIES for check in family.CHECKS])
     if missing:
         say("this torch (%s) has no aten %s: those ops go unchecked" % (torch.__version__, ", ".join(missing)))
-    checks = Checks(devices)
+    checks = Checks(devices, probe.Probes() if mode == "probe" else None)
     dispatch, function = DispatchChecks(checks, table), FunctionChecks(checks)
     dispatch.__enter__()
     function.__enter__()

@@ -49,4 +49,4 @@ def conditions(args):
     return [Condition(bad, values, elements), Condition(sums <= 0, sums, empty_rows)]
 
 
-CHECKS = [Check(("multinomial",), "self", conditions)]
+CHECKS = [Check(("multinomial",), "self", conditions, reads=("self",))]

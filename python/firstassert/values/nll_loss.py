@@ -41,4 +41,4 @@ def conditions(args):
                             "cross_entropy reaches the GPU as log_softmax + %s" % op])]
 
 
-CHECKS = [Check(("nll_loss_forward", "nll_loss2d_forward"), "self", conditions)]
+CHECKS = [Check(("nll_loss_forward", "nll_loss2d_forward"), "self", conditions, reads=("target",))]

@@ -11,12 +11,13 @@ import torch
 class Check:
     """ops: the aten op names (packets) it covers; on: the argument whose device decides whether the op is checked
     (only CUDA ops are: on the CPU PyTorch names the value itself); conditions(args) -> [scan.Condition], args by
-    name."""
+    name; reads: the arguments whose values the conditions read (a tensor, or a list of them): probe mode keeps
+    copies of those, and only the shapes of the others."""
 
-    __slots__ = ("ops", "on", "conditions")
+    __slots__ = ("ops", "on", "conditions", "reads")
 
-    def __init__(self, ops, on, conditions):
-        self.ops, self.on, self.conditions = ops, on, conditions
+    def __init__(self, ops, on, conditions, reads):
+        self.ops, self.on, self.conditions, self.reads = ops, on, conditions, frozenset(reads)
 
 
 class Entry:

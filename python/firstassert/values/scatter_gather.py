@@ -29,8 +29,8 @@ def along_dim(op):
 
 
 CHECKS = [
-    Check(("gather",), "self", along_dim("gather")),
-    Check(("scatter", "scatter_"), "self", along_dim("scatter")),
-    Check(("scatter_add", "scatter_add_"), "self", along_dim("scatter_add")),
-    Check(("scatter_reduce", "scatter_reduce_"), "self", along_dim("scatter_reduce")),
+    Check(("gather",), "self", along_dim("gather"), reads=("index",)),
+    Check(("scatter", "scatter_"), "self", along_dim("scatter"), reads=("index",)),
+    Check(("scatter_add", "scatter_add_"), "self", along_dim("scatter_add"), reads=("index",)),
+    Check(("scatter_reduce", "scatter_reduce_"), "self", along_dim("scatter_reduce"), reads=("index",)),
 ]
