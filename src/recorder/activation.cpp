@@ -10,6 +10,8 @@
 #include <mutex>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "core/config.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -121,6 +123,20 @@ void on_primary(const Findings& findings) {
     say("%s", line.c_str());
 }
 
+// What the job's side said of the values of the culprit's call (set_launch_values), when the culprit is claimed
+// (exact or likely); "" otherwise.
+std::string claimed_culprit_values(const Findings& findings) {
+  if (!findings.culprit || findings.confidence == nullptr) return {};
+  std::string_view confidence = findings.confidence;
+  if (confidence != "exact" && confidence != "likely") return {};
+  std::lock_guard lock(shim->report_mutex);
+  auto found = shim->launch_values.find(findings.culprit->seq);
+  if (found == shim->launch_values.end()) return {};
+  nlohmann::json values = nlohmann::json::parse(found->second, nullptr, false);
+  if (!values.is_object() || !values.contains("text") || !values["text"].is_string()) return {};
+  return values["text"].get<std::string>();
+}
+
 // At exit: when what was read since changed the answer, the summary again, said as such.
 void say_changed_answer(const Findings& findings) {
   if (!answered.load(std::memory_order_acquire)) return;
@@ -131,6 +147,8 @@ void say_changed_answer(const Findings& findings) {
   say("what was read after the summary above (the device's assertion lines, later launches, the breadcrumbs) "
       "changes its answer:");
   for (const std::string& line : summary_lines(findings, shim->report.path())) say("%s", line.c_str());
+  std::string values = claimed_culprit_values(findings);
+  if (!values.empty()) say("values of the culprit's call: %s", values.c_str());
 }
 
 // The report counts the secondary errors as they come: rewritten at the first, then at most every two seconds

@@ -104,10 +104,9 @@ json graph_node_list(const std::vector<LaunchRecord>& nodes, uint32_t culprit_no
   return list;
 }
 
-// A graph launch's seq stands for all its nodes, and the job's side never describes one: only plain launches get
-// values. Text that is not a JSON object is left out rather than trusted.
+// Text that is not a JSON object is left out rather than trusted.
 void attach_values(json& j, const LaunchRecord& r, const std::map<uint64_t, std::string>* launch_values) {
-  if (launch_values == nullptr || r.graph) return;
+  if (launch_values == nullptr) return;
   auto found = launch_values->find(r.seq);
   if (found == launch_values->end()) return;
   json values = json::parse(found->second, nullptr, false);

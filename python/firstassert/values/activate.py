@@ -9,6 +9,7 @@ firstassert never imports torch. A bad mode is one line on stderr, and off.
 import atexit
 import os
 import sys
+import threading
 
 from .._output import say
 from . import _hook
@@ -89,20 +90,33 @@ def _apply():
 def publish():
     """In probe mode, once a sticky CUDA error has been reported: hands the report the values of the launches it
     names, and returns the culprit's (a dict: 'text' says what was found, or why nothing was), else None."""
-    installed = _state["installed"]
-    probes = getattr(installed, "probes", None)
+    probes = getattr(_state["installed"], "probes", None)
     if probes is None:
         return None
-    return probes.publish()
+    report, answers = probes.publish()
+    return answers.get(((report or {}).get("culprit") or {}).get("seq"))
+
+
+def values_of_launch(seq, thread=None):
+    """In probe mode: what the checks find in the values of the probed call that made launch `seq` (the report's
+    "seq") on `thread` (a native thread id, the report's "thread"; default: the calling thread), as a report's
+    `values`; None when no probed call made it."""
+    probes = getattr(_state["installed"], "probes", None)
+    if probes is None:
+        return None
+    call = probes.find(seq, threading.get_native_id() if thread is None else thread)
+    return probes.values_of(call) if call is not None else None
 
 
 def _publish_at_exit():
-    """At exit (before the shim's own exit handler, which runs after the interpreter's): the culprit's values into
-    the report, and one line on stderr."""
+    """At exit (before the shim's own exit handler, which runs after the interpreter's): the values into the report,
+    and what they say on stderr."""
+    probes = getattr(_state["installed"], "probes", None)
+    if probes is None:
+        return
     try:
-        found = publish()
+        report, answers = probes.publish()
+        for line in probes.lines(report, answers) if report else []:
+            say(line)
     except Exception as error:  # the job is ending: ours may only add a line
         say("values probe: could not read the probed values: %s: %s" % (type(error).__name__, error))
-        return
-    if found is not None:
-        say("values of the culprit's call: %s" % found.get("text", ""))

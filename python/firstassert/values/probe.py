@@ -249,15 +249,15 @@ class Probes:
         return value
 
     def publish(self):
-        """Gives the shim the values of the launches its report names, and returns the culprit's (a dict), or None
-        when there is no report or its culprit was not probed. Safe to call again."""
+        """Gives the shim the values of the launches its report names. Returns (report, {seq: values}) as the
+        report stood when read, or (None, {}) when there is none. Safe to call again."""
         path = library.refresh_report()
         if not path:
-            return None
+            return None, {}
         from ..reports import read_report
         report, _ = read_report(path)
         if report is None:
-            return None
+            return None, {}
         culprit = report.get("culprit") or {}
         launches = [culprit] + list(report.get("candidates") or [])
         answers = {}
@@ -277,7 +277,20 @@ class Probes:
                 changed = True
         if changed:
             library.refresh_report()
-        return answers.get(culprit.get("seq"))
+        return report, answers
+
+    def lines(self, report, answers):
+        """What to say on stderr of the values found: the culprit's, when the report claims it (exact or likely);
+        else those of each launch that could have failed."""
+        culprit = report.get("culprit") or {}
+        confidence = (report.get("decision") or {}).get("confidence")
+        if culprit and confidence in ("exact", "likely"):
+            found = answers.get(culprit.get("seq"))
+            return ["values of the culprit's call: " + found["text"]] if found else []
+        from ..show import kernel_label
+        return ["values of %s's call, one of the launches that could have failed: %s" % (
+                    kernel_label(launch), answers[launch["seq"]]["text"])
+                for launch in report.get("candidates") or [] if (answers.get(launch.get("seq")) or {}).get("found")]
 
 
 def _not_probed(launch):

@@ -11,7 +11,7 @@ for step in range(5):
     probs = torch.rand(32, 64)
     mask = (torch.rand(32, 64) > 0.5).float()
     if step == 2:
-        probs[19, 18] = 1.5  # the bad probability
+        probs[19, 18] = 1.5  # the bad value: input[19, 18] = 1.5
     loss = F.binary_cross_entropy(probs.cuda(), mask.cuda())  # the culprit
     losses.append(loss.item())
 print("mean loss", sum(losses) / len(losses))

@@ -9,7 +9,7 @@ for step in range(5):
     scores = torch.randn(32, candidates).cuda()
     picks = torch.randint(0, candidates, (32, 3))
     if step == 2:
-        picks[7, 1] = candidates  # the bad index
+        picks[7, 1] = candidates  # the bad value: index[7, 1] = 10
     picked = torch.gather(scores, 1, picks.cuda())  # the culprit
     total += picked.sum()
 print("total", total.item())

@@ -13,7 +13,7 @@ for step in range(6):
     x = torch.randn(64, 32).cuda()
     y = torch.randint(0, classes, (64,))
     if step == 3:
-        y[17] = classes  # the bad label
+        y[17] = classes  # the bad value: target[17] = 10
     y = y.cuda()
     loss = nn.functional.cross_entropy(model(x), y)  # the culprit
     losses.append(loss.item())

@@ -10,6 +10,6 @@ rows, vocab = 8, 50
 for step in range(5):
     weights = torch.randint(1, 100, (rows, vocab)).float() ** 0.75
     if step == 2:
-        weights[3, 17] = -0.5  # the bad weight
+        weights[3, 17] = -0.5  # the bad value: input[3, 17] = -0.5
     negatives = torch.multinomial(weights.cuda(), 16, replacement=True)  # the culprit
     print("step", step, "first negative", negatives[0, 0].item())

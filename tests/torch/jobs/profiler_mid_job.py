@@ -16,7 +16,7 @@ def step(bad=False):
     x = torch.randn(64, 32).cuda()
     y = torch.randint(0, classes, (64,))
     if bad:
-        y[40] = classes  # the bad label
+        y[40] = classes  # the bad value: target[40] = 10
     y = y.cuda()
     loss = nn.functional.cross_entropy(model(x), y)  # the culprit
     losses.append(loss.item())

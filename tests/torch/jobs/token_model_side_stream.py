@@ -20,7 +20,7 @@ for step in range(8):
     ids = torch.randint(0, vocab, (8, 32))
     targets = torch.randint(0, vocab, (8 * 32,)).cuda()
     if step == 4:
-        ids[2, 5] = vocab  # the bad id
+        ids[2, 5] = vocab  # the bad value: indices[2, 5] = 100
     ids = ids.cuda()
     hidden = embed(ids)  # the culprit
     loss = nn.functional.cross_entropy(head(hidden).view(-1, vocab), targets)

@@ -1,0 +1,178 @@
+"""Values probe mode (firstassert.values.probe) on real PyTorch on the simulated GPU, as a user runs it:
+`firstassert run --values=probe -- python job.py`, the job unchanged.
+
+- Every covered op family (value_cases.py), in one process without ATen's device code (so nothing asserts): the
+  values found for the launches of each bad call name the element and value the case planted, start with PyTorch's
+  own CPU words where PyTorch has them, and those of each good call break nothing.
+- Training jobs whose kernel asserts (tests/torch/jobs): the report's culprit carries the values of the very call
+  that launched it, as each job marks the planted value (`# the bad value: target[17] = 10`); the stderr line and
+  `firstassert show` say them; the launching line is still the job's. A graph replay's culprit says it was not
+  probed. With two threads (only one probed), a kernel of the unprobed thread is never given a call's values.
+- A healthy job: no report, the same output as without firstassert, nothing said.
+
+usage: probe_test.py TORCH_PYTHON SIM_DIR FIRSTASSERT PYTHON_PACKAGE_ROOT [unittest arguments]
+"""
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = pathlib.Path(__file__).resolve().parent
+JOBS = HERE / "jobs"
+TORCH_PYTHON, SIM_DIR, FIRSTASSERT, PACKAGE_ROOT = sys.argv[1:5]
+del sys.argv[1:5]
+
+
+def simulated_gpu_env(device_code=True):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FIRSTASSERT_") and k != "LD_PRELOAD"}
+    env["LD_LIBRARY_PATH"] = f"{SIM_DIR}:{SIM_DIR}/standins"
+    if device_code:
+        env["SIMCUDA_DEVICE_CODE"] = f"{SIM_DIR}/aten/libsimaten.so"
+    else:
+        env.pop("SIMCUDA_DEVICE_CODE", None)
+    env["PYTHONPATH"] = PACKAGE_ROOT
+    return env
+
+
+def marked(job, mark):
+    """(line number, the text after the mark) of the one line of the job whose comment is the mark."""
+    lines = (JOBS / job).read_text().splitlines()
+    found = [(number, text.split(mark, 1)[1].strip()) for number, text in enumerate(lines, start=1)
+             if "  " + mark in text]
+    assert len(found) == 1, f"{job} marks {len(found)} lines with {mark!r}"
+    return found[0]
+
+
+class Run:
+    def __init__(self, arguments, values="probe", shim=True, device_code=True, timeout=300):
+        self.reports = tempfile.mkdtemp(prefix="firstassert-probe-")
+        command = [TORCH_PYTHON] + arguments
+        if shim:
+            command = [FIRSTASSERT, "run", "--values=" + values, "--dir", self.reports, "--"] + command
+        done = subprocess.run(command, env=simulated_gpu_env(device_code), capture_output=True, text=True,
+                              timeout=timeout)
+        self.status, self.stdout, self.stderr = done.returncode, done.stdout, done.stderr
+        self.report_paths = sorted(pathlib.Path(self.reports).glob("firstassert-*.json"))
+
+    def report(self):
+        assert self.report_paths, f"no report was written; stderr:\n{self.stderr[-4000:]}"
+        return json.loads(self.report_paths[-1].read_text())
+
+
+class EveryFamily(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.job = Run([str(HERE / "probe_cases_job.py")], device_code=False, timeout=600)
+
+    def test_each_bad_call_s_launches_carry_its_planted_value_in_pytorch_s_words(self):
+        self.assertEqual(self.job.status, 0, self.job.stderr[-4000:])
+        out = json.loads(self.job.stdout.splitlines()[-1])
+        self.assertEqual(out["mode"], "probe")
+        self.assertGreater(len(out["cases"]), 30)
+        for seen in out["cases"]:
+            with self.subTest(seen["name"]):
+                bad, good = seen["bad"], seen["good"]
+                self.assertGreater(bad["launches"], 0, "the op launched kernels to link its values to")
+                values = bad["values"]
+                self.assertIsNotNone(values, "a launch of the bad call has its values")
+                self.assertTrue(values["found"], values)
+                self.assertIn(seen["expect"], values["detail"])
+                self.assertTrue(values["text"].startswith(values["torch_words"]), values["text"])
+                if seen["cpu_raises"] and seen["same_words"]:
+                    self.assertIsNotNone(seen["cpu"], "PyTorch's CPU op raises for this value")
+                    self.assertEqual(seen["cpu"].split(": ", 1)[1], values["torch_words"].splitlines()[0])
+                self.assertTrue(values["operands"], "the copied operands are summarized")
+                self.assertGreater(good["launches"], 0)
+                self.assertIsNotNone(good["values"], "a launch of the good call has its values")
+                self.assertFalse(good["values"]["found"], good["values"])
+                self.assertIn("breaks a condition", good["values"]["text"])
+
+    def test_nothing_is_said_on_stderr(self):
+        self.assertNotIn("firstassert:", self.job.stderr)
+
+
+class AssertingJobs(unittest.TestCase):
+    def assert_values(self, job, arguments=()):
+        run = Run([str(JOBS / job)] + list(arguments))
+        self.assertNotEqual(run.status, 0, run.stderr[-3000:])
+        report = run.report()
+        culprit = report["culprit"]
+        detail = json.dumps(culprit, indent=1)[:6000]
+        values = culprit.get("values")
+        self.assertIsNotNone(values, detail)
+        _, planted = marked(job, "# the bad value:")
+        self.assertTrue(values["found"], detail)
+        self.assertIn(planted, values["detail"], detail)
+        # The value is the planted one, as a number.
+        self.assertEqual(values["value"], json.loads(planted.rsplit("= ", 1)[1]))
+        self.assertIn("values of the culprit's call: " + values["torch_words"], run.stderr)
+        culprit_line, _ = marked(job, "# the culprit")
+        self.assertIn(f"{job}:{culprit_line} in", run.stderr, "the summary names the job's line, not ours")
+        shown = subprocess.run([FIRSTASSERT, "show", str(run.report_paths[-1])], capture_output=True, text=True,
+                               env={"PATH": os.environ.get("PATH", ""), "NO_COLOR": "1"})
+        self.assertRegex(shown.stdout, r"\n  values +" + re.escape(values["text"][:60]), shown.stdout[:4000])
+        return report, run
+
+    def test_classifier_s_bad_label(self):
+        self.assert_values("mlp_bad_label.py")
+
+    def test_token_model_s_id_past_the_vocabulary_while_a_side_stream_works(self):
+        report, _ = self.assert_values("token_model_side_stream.py")
+        # The side stream's matmul among the candidates: not a covered op, so no values of its own.
+        others = [c for c in report["candidates"] if c["seq"] != report["culprit"]["seq"]]
+        self.assertTrue(others)
+        self.assertTrue(all("values" not in c for c in others), json.dumps(others)[:3000])
+
+    def test_gather_s_index(self):
+        self.assert_values("gather_bad_index.py")
+
+    def test_binary_cross_entropy_s_probability(self):
+        self.assert_values("bce_out_of_range.py")
+
+    def test_multinomial_s_negative_weight(self):
+        self.assert_values("multinomial_negative_weight.py")
+
+    def test_the_probed_thread_s_bad_label_among_another_thread_s_launches(self):
+        report, _ = self.assert_values("two_threads_bad_label.py", ["main"])
+        threads = {launch["thread"] for launch in report["recent_launches"]}
+        self.assertGreaterEqual(len(threads), 2, "both threads' launches are in the numbering")
+
+    def test_an_unprobed_thread_s_kernel_is_never_given_a_probed_call_s_values(self):
+        run = Run([str(JOBS / "two_threads_bad_label.py"), "worker"])
+        self.assertNotEqual(run.status, 0, run.stderr[-3000:])
+        culprit = run.report()["culprit"]
+        detail = json.dumps(culprit, indent=1)[:4000]
+        self.assertIn("nll_loss", culprit["kernel"], detail)
+        values = culprit.get("values")
+        self.assertIsNotNone(values, detail)
+        self.assertFalse(values["probed"], detail)
+        self.assertFalse(values["found"], detail)
+        self.assertIn("no probed call made this launch", values["text"])
+
+    def test_a_graph_replay_s_culprit_says_it_was_not_probed(self):
+        run = Run([str(JOBS / "graph_replay_bad_label.py")])
+        self.assertNotEqual(run.status, 0, run.stderr[-3000:])
+        culprit = run.report()["culprit"]
+        self.assertIsNotNone(culprit["graph_node"])
+        self.assertFalse(culprit["values"]["probed"], json.dumps(culprit)[:3000])
+        self.assertIn("CUDA graph replay", culprit["values"]["text"])
+        self.assertIn("ops captured into a CUDA graph are not probed", run.stderr)
+
+
+class HealthyJob(unittest.TestCase):
+    def test_no_report_the_same_output_nothing_said(self):
+        bare = Run([str(JOBS / "healthy.py")], shim=False)
+        probed = Run([str(JOBS / "healthy.py")])
+        self.assertEqual(bare.status, 0, bare.stderr[-3000:])
+        self.assertEqual(probed.status, 0, probed.stderr[-3000:])
+        self.assertEqual(probed.stdout, bare.stdout)
+        self.assertEqual(probed.report_paths, [])
+        self.assertNotIn("firstassert:", probed.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
