@@ -58,8 +58,9 @@ std::string set_values_environment(const std::optional<std::string>& flag, const
   std::string mode = lowered(named);
   if (mode.empty()) mode = "off";
   if (std::find(kModes.begin(), kModes.end(), mode) == kModes.end()) {
-    return off(err, source + (mode == "probe" ? ": probe mode is not built yet" : " is not a values mode") +
-                        " (modes: off, check)");
+    std::string modes;
+    for (const std::string& m : kModes) modes += (modes.empty() ? "" : ", ") + m;
+    return off(err, source + " is not a values mode (modes: " + modes + ")");
   }
   if (mode == "off") {
     setenv("FIRSTASSERT_VALUES", "off", 1);

@@ -212,12 +212,12 @@ TEST(CliRun, ValuesOffOrBadLeavesPythonPathAloneAndTheJobOff) {
   e2e::Run bad = with("--values=chek");
   EXPECT_EQ(bad.exit_code, 0) << "the job still runs, unchecked";
   EXPECT_EQ(bad.out, "off|/the/jobs/own\n");
-  EXPECT_EQ(bad.err, "firstassert run: --values chek is not a values mode (modes: off, check); values checks are off "
-                     "for this job\n");
-  e2e::Run planned = with("--values=probe");
-  EXPECT_EQ(planned.out, "off|/the/jobs/own\n");
-  EXPECT_EQ(planned.err, "firstassert run: --values probe: probe mode is not built yet (modes: off, check); values "
-                         "checks are off for this job\n");
+  EXPECT_EQ(bad.err, "firstassert run: --values chek is not a values mode (modes: off, check, probe); values "
+                     "checks are off for this job\n");
+  e2e::Run probe = with("--values=probe");
+  EXPECT_EQ(probe.exit_code, 0) << probe.err;
+  EXPECT_EQ(probe.out.rfind("probe|/", 0), 0u) << "probe mode reaches the job: " << probe.out;
+  EXPECT_EQ(probe.err, "");
   e2e::Run missing = cli({"run", "--values"}, dir.path());
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_EQ(missing.err, "firstassert run: --values needs a value (see firstassert run --help)\n");

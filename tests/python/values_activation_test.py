@@ -83,7 +83,7 @@ class Activation(unittest.TestCase):
         self.assertIn("this torch is 1.9.0", err)
 
     def test_bad_modes_are_one_line_and_off(self):
-        for value, says in (("chek", "is not a values mode"), ("probe", "probe mode")):
+        for value, says in (("chek", "is not a values mode"), ("probes", "is not a values mode")):
             with self.subTest(value):
                 status, out, err = python("import firstassert; print(firstassert.values.mode())",
                                           {"FIRSTASSERT_VALUES": value}, path=[PACKAGE_ROOT])
@@ -91,7 +91,7 @@ class Activation(unittest.TestCase):
                 self.assertEqual(len(err.splitlines()), 1, err)
                 self.assertIn("firstassert: FIRSTASSERT_VALUES=%s: %r is" % (value, value), err)
                 self.assertIn(says, err)
-                self.assertIn("(modes: off, check); values checks are off", err)
+                self.assertIn("(modes: off, check, probe); values checks are off", err)
 
     def test_enable_and_the_magic_set_the_mode(self):
         status, out, err = python("""
@@ -104,9 +104,8 @@ class Activation(unittest.TestCase):
             notebook.magic("values chek")
             """, path=[PACKAGE_ROOT])
         self.assertEqual(status, 0, err)
-        self.assertEqual(out.splitlines(), ["check", "firstassert: values off (%firstassert values check turns the "
-                                                     "checks on)"] * 1 + ["firstassert: values off (%firstassert "
-                                                                          "values check turns the checks on)"] * 2)
+        self.assertEqual(out.splitlines(), ["check"] + ["firstassert: values off (%firstassert values check, or "
+                                                        "probe, turns them on)"] * 3)
         self.assertIn("%firstassert values chek: 'chek' is not a values mode", err)
 
     def test_the_hook_calls_back_after_the_import_and_leaves_the_module_its_loader(self):

@@ -199,7 +199,7 @@ class ChecksOnCpuTensors(unittest.TestCase):
 
     def test_an_op_this_torch_lacks_goes_unchecked(self):
         from firstassert.values import ops
-        found, missing = ops.table([ops.Check(("no_such_op", "gather"), "self", lambda args: [])])
+        found, missing = ops.table([ops.Check(("no_such_op", "gather"), "self", lambda args: [], reads=())])
         self.assertEqual(missing, ["no_such_op"])
         self.assertIn(torch.ops.aten.gather.default, found)
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -133,6 +134,35 @@ TEST(ReportJson, FaultWithACulprit) {
   EXPECT_EQ(r["modules"][0]["path"], "/usr/bin/python3.11");
   EXPECT_EQ(r["modules"][0]["base"], "0x400000");
   EXPECT_EQ(r["modules"][0]["build_id"], "abcdef");
+}
+
+// What the job's side found in the values a launch was given goes to the culprit or candidate with that seq, as
+// given; a seq the report does not name, and text that is not a JSON object, go nowhere.
+TEST(ReportJson, LaunchValuesGoToTheLaunchWithTheirSeq) {
+  Tracker t(64);
+  t.record_launch(event("_Z6kernelPi", 0x10));     // seq 0: the culprit the window shows
+  t.record_launch(event("_Z7assertsPiS_", 0x20));  // seq 1: the other candidate
+  t.record_launch(event("_Z4laterPi", 0x20));      // seq 2: behind seq 1 on its stream
+  t.record_call(call("cudaDeviceSynchronize", 710, CallKind::sync_device));
+  std::map<uint64_t, std::string> values = {{0, R"({"found": false, "text": "none"})"},
+                                            {1, R"({"found": true, "value": 10})"},
+                                            {2, "not json"},
+                                            {7, R"({"found": true})"}};
+  Findings f = t.findings();
+  ReportInput in{process(), f, {}, {"0.1.0", "cupti", ""}, false, kStart, &values};
+  json r = json::parse(report_json(in));
+  ASSERT_TRUE(r["culprit"].is_object());
+  ASSERT_EQ(r["culprit"]["seq"], 0);
+  EXPECT_EQ(r["culprit"]["values"], json::parse(values[0]));
+  ASSERT_GE(r["candidates"].size(), 2u);
+  for (const json& candidate : r["candidates"]) {
+    if (candidate["seq"] == 1) {
+      EXPECT_EQ(candidate["values"]["value"], 10);
+    } else if (candidate["seq"] == 2) {
+      EXPECT_FALSE(candidate.contains("values"));
+    }
+  }
+  for (const json& launch : r["recent_launches"]) EXPECT_FALSE(launch.contains("values"));
 }
 
 TEST(ReportJson, DriverErrorsUseDriverNames) {
