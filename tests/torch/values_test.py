@@ -392,47 +392,72 @@ except Exception as error:
             self.assertEqual((status, stdout, stderr), (0, "[]\n", ""))
 
 
+def run_notebook(sources):
+    """Runs the cells in a real Jupyter kernel on the simulated GPU; their outputs and a detail for failures."""
+    from jupyter_client import AsyncKernelManager
+    from jupyter_client.kernelspec import KernelSpecManager
+    from nbclient import NotebookClient
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    with tempfile.TemporaryDirectory() as workdir:
+        specs = os.path.join(workdir, "kernels", "fa")
+        os.makedirs(specs)
+        with open(os.path.join(specs, "kernel.json"), "w") as f:
+            json.dump({"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                       "display_name": "firstassert values", "language": "python"}, f)
+        env = simulated_gpu_env({"PYTHONPATH": PACKAGE_ROOT, "FIRSTASSERT_LIB": SHIM, "FIRSTASSERT_DIR": workdir,
+                                 "JUPYTER_PLATFORM_DIRS": "1",
+                                 "JUPYTER_RUNTIME_DIR": os.path.join(workdir, "runtime")})
+        nb = new_notebook()
+        client = NotebookClient(nb, km=AsyncKernelManager(kernel_name="fa", kernel_spec_manager=KernelSpecManager(
+            kernel_dirs=[os.path.dirname(specs)])), timeout=180, startup_timeout=120, allow_errors=True,
+            resources={"metadata": {"path": workdir}}, extra_arguments=["--HistoryManager.hist_file=:memory:"])
+        with open(os.path.join(workdir, "kernel-stderr.txt"), "ab") as stderr, \
+                client.setup_kernel(env=env, stderr=stderr, cleanup_kc=True):
+            cells = []
+            for source in sources:
+                nb.cells.append(new_code_cell(source))
+                cells.append(client.execute_cell(nb.cells[-1], len(nb.cells) - 1))
+    return cells, json.dumps([c.outputs for c in cells], indent=1)[-6000:]
+
+
+def shown_text(cell):
+    return "".join(o.get("text", "") + (o.get("data") or {}).get("text/plain", "") for o in cell.outputs)
+
+
 class InANotebook(unittest.TestCase):
     def test_a_bad_label_fails_its_cell_with_the_value_and_the_next_cell_still_has_cuda(self):
-        from jupyter_client import AsyncKernelManager
-        from jupyter_client.kernelspec import KernelSpecManager
-        from nbclient import NotebookClient
-        from nbformat.v4 import new_code_cell, new_notebook
+        cells, detail = run_notebook([
+            "%load_ext firstassert",
+            "%firstassert values check",
+            "import torch\nimport torch.nn.functional as F\nx = torch.randn(8, 10).cuda()",
+            "y = torch.tensor([1, 2, 3, 10, 4, 5, 6, 7])\nloss = F.cross_entropy(x, y.cuda())",
+            "y[3] = 9\nloss = F.cross_entropy(x, y.cuda())\ntorch.cuda.synchronize()\nprint('cuda ok')"])
+        self.assertIn("values check", shown_text(cells[1]), detail)
+        errors = [o for o in cells[3].outputs if o.output_type == "error"]
+        self.assertTrue(errors, detail)
+        self.assertEqual(errors[0].ename, "ValuesIndexError", detail)
+        self.assertIn("Target 10 is out of bounds.", errors[0].evalue, detail)
+        self.assertIn("target[3] = 10", errors[0].evalue, detail)
+        self.assertFalse([o for o in cells[4].outputs if o.output_type == "error"], detail)
+        self.assertIn("cuda ok", shown_text(cells[4]), detail)
+        self.assertNotIn("secondary", detail.lower())
 
-        with tempfile.TemporaryDirectory() as workdir:
-            specs = os.path.join(workdir, "kernels", "fa")
-            os.makedirs(specs)
-            with open(os.path.join(specs, "kernel.json"), "w") as f:
-                json.dump({"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                           "display_name": "firstassert values", "language": "python"}, f)
-            env = simulated_gpu_env({"PYTHONPATH": PACKAGE_ROOT, "FIRSTASSERT_LIB": SHIM,
-                                     "JUPYTER_PLATFORM_DIRS": "1",
-                                     "JUPYTER_RUNTIME_DIR": os.path.join(workdir, "runtime")})
-            nb = new_notebook()
-            client = NotebookClient(nb, km=AsyncKernelManager(kernel_name="fa", kernel_spec_manager=KernelSpecManager(
-                kernel_dirs=[os.path.dirname(specs)])), timeout=180, startup_timeout=120, allow_errors=True,
-                resources={"metadata": {"path": workdir}}, extra_arguments=["--HistoryManager.hist_file=:memory:"])
-            sources = ["%load_ext firstassert",
-                       "%firstassert values check",
-                       "import torch\nimport torch.nn.functional as F\nx = torch.randn(8, 10).cuda()",
-                       "y = torch.tensor([1, 2, 3, 10, 4, 5, 6, 7])\nloss = F.cross_entropy(x, y.cuda())",
-                       "y[3] = 9\nloss = F.cross_entropy(x, y.cuda())\ntorch.cuda.synchronize()\nprint('cuda ok')"]
-            with open(os.path.join(workdir, "kernel-stderr.txt"), "ab") as stderr, \
-                    client.setup_kernel(env=env, stderr=stderr, cleanup_kc=True):
-                cells = []
-                for source in sources:
-                    nb.cells.append(new_code_cell(source))
-                    cells.append(client.execute_cell(nb.cells[-1], len(nb.cells) - 1))
-            detail = json.dumps([c.outputs for c in cells], indent=1)[-6000:]
-            self.assertIn("values check", "".join(o.get("text", "") for o in cells[1].outputs), detail)
-            errors = [o for o in cells[3].outputs if o.output_type == "error"]
-            self.assertTrue(errors, detail)
-            self.assertEqual(errors[0].ename, "ValuesIndexError", detail)
-            self.assertIn("Target 10 is out of bounds.", errors[0].evalue, detail)
-            self.assertIn("target[3] = 10", errors[0].evalue, detail)
-            self.assertFalse([o for o in cells[4].outputs if o.output_type == "error"], detail)
-            self.assertIn("cuda ok", "".join(o.get("text", "") for o in cells[4].outputs), detail)
-            self.assertNotIn("secondary", detail.lower())
+    def test_probe_mode_s_failing_cell_shows_the_culprit_call_s_value(self):
+        cells, detail = run_notebook([
+            "%load_ext firstassert",
+            "%firstassert values probe",
+            "import torch\nimport torch.nn.functional as F\nx = torch.randn(8, 10).cuda()",
+            "y = torch.tensor([1, 2, 3, 10, 4, 5, 6, 7])\nloss = F.cross_entropy(x, y.cuda())\nprint(loss.item())"])
+        self.assertIn("values probe", shown_text(cells[1]), detail)
+        errors = [o for o in cells[3].outputs if o.output_type == "error"]
+        self.assertTrue(errors, detail)
+        self.assertIn("device-side assert", errors[0].evalue, detail)
+        shown = shown_text(cells[3])
+        self.assertIn("the first CUDA error of this kernel", shown, detail)
+        values_row = [line for line in shown.splitlines() if line.strip().startswith("values ")]
+        self.assertTrue(values_row, detail)
+        self.assertIn("Target 10 is out of bounds. nll_loss: target[3] = 10", values_row[0], detail)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ import torch
 
 from .. import library
 from .._output import say
+from ..notebook import is_cuda_error
 from . import scan
 
 RING_BYTES = 64 << 20  # pinned host memory, allocated at the first probed call; a call copies at most a quarter
@@ -78,12 +79,15 @@ class Ring:
         self.written = 0  # bytes handed out so far; a copy at start is intact while written - start <= size
         self.lock = threading.Lock()
 
-    def place(self, nbytes):
-        """(ring position, offset in the buffer) for nbytes."""
-        span = max(_ALIGN, -(-nbytes // _ALIGN) * _ALIGN)
+    def allocate(self):
         with self.lock:
             if self.buffer is None:
                 self.buffer = torch.empty(self.size, dtype=torch.uint8, pin_memory=True)
+
+    def place(self, nbytes):
+        """(ring position, offset in the buffer) for nbytes, once allocate() has run."""
+        span = max(_ALIGN, -(-nbytes // _ALIGN) * _ALIGN)
+        with self.lock:
             offset = self.written % self.size
             if offset + span > self.size:
                 self.written += self.size - offset
@@ -106,7 +110,8 @@ class Ring:
         return Kept(start, nbytes, tuple(source.shape), source.dtype, view_shape)
 
     def read(self, kept):
-        """The copy as a host tensor of its own, or None when later copies have reused its place."""
+        """The copy as a host tensor of its own, or None when later copies have reused its place (or the ring is
+        gone)."""
         with self.lock:
             if self.buffer is None or self.written - kept.start > self.size:
                 return None
@@ -151,9 +156,19 @@ class Probes:
         return count
 
     def start(self, op, conditions, named, reads):
-        """Keeps what the checks of this call read; a Call to complete with finish(), or None (not probed)."""
-        if self.launch_count() is None:
+        """Keeps what the checks of this call read; a Call to complete with run(), or None (not probed)."""
+        if self.ring is None or self.launch_count() is None:
             return None
+        if self.ring.buffer is None:
+            try:
+                self.ring.allocate()
+            except Exception as error:
+                if is_cuda_error(error):
+                    raise  # not ours: the op would meet it too
+                self.once("ring", "values probe: cannot allocate %d MiB of pinned host memory (%s: %s): calls are "
+                                  "not probed" % (self.ring.size >> 20, type(error).__name__, error))
+                self.ring = None
+                return None
         size = sum(_bytes(named.get(name)) for name in reads)
         if size > self.ring.size // 4:
             return Call(op, conditions, None, lost="its checked tensors hold %.1f MiB, more than the probe copies "
@@ -234,7 +249,7 @@ class Probes:
 
     def _read(self, name, value, operands, lost):
         if isinstance(value, Kept):
-            copy = self.ring.read(value)
+            copy = self.ring.read(value) if self.ring is not None else None
             if copy is None:
                 lost.append(name)
                 return torch.empty(value.view_shape or value.shape, dtype=value.dtype, device="meta")
