@@ -367,7 +367,8 @@ def worker_plain(model_name, steps, warmup):
     torch.cuda.synchronize()
     if toggle:
         toggle.torch_bench_stop()
-    return {"steps": steps}
+    values = sys.modules.get("firstassert.values")
+    return {"steps": steps, "values": values.mode() if values else "off"}
 
 
 WORKER_MODES = {"count": worker_count, "inflight": worker_inflight, "plain": worker_plain}
@@ -490,6 +491,8 @@ CALLGRIND_CONFIGURATIONS = [
     ("bare", False, {}),
     ("defaults", True, {}),
     ("defaults, no native stacks", True, {"FIRSTASSERT_STACK_DEPTH": "0"}),
+    ("values check", True, {"FIRSTASSERT_VALUES": "check"}),
+    ("values probe", True, {"FIRSTASSERT_VALUES": "probe"}),
 ]
 
 
@@ -499,6 +502,8 @@ def callgrind_run(args, model_name, shim, settings, out_prefix):
     extra = dict(settings, TORCH_BENCH_TOGGLE=args.toggle)
     if shim:
         extra["FIRSTASSERT_LOG"] = "info"
+    if "FIRSTASSERT_VALUES" in settings:
+        extra["PYTHONPATH"] = args.values_site  # what `firstassert run --values=MODE` puts first on PYTHONPATH
     env = clean_environment(shim, extra)
     completed, files = callgrind_counts.run(args.valgrind, worker_command(model_name, "plain", args.callgrind_steps),
                                             env, out_prefix, options=["--instr-atstart=no"],
@@ -510,6 +515,10 @@ def callgrind_run(args, model_name, shim, settings, out_prefix):
     if shim and not any(line.startswith(RECORDING) for line in lines):
         said = [line for line in lines if line.startswith("firstassert")]
         raise RuntimeError(f"the shim did not record under callgrind ({(said or ['it said nothing'])[0]})")
+    wanted = settings.get("FIRSTASSERT_VALUES", "off")
+    mode = json.loads(completed.stdout.strip().splitlines()[-1]).get("values")
+    if mode != wanted:
+        raise RuntimeError(f"the values mode of the callgrind run was {mode}, not {wanted}")
     total, threads = {}, {}
     for number, path in files.items():
         counts = callgrind_counts.self_instructions_by_object(path)
@@ -588,6 +597,12 @@ def print_callgrind(model_name, figures, summary, steps):
         print(f"  {label:<27} {total:>10,.0f} {own['stub']:>6,.0f} {own['recorder']:>9,.0f} {own['libunwind']:>9,.0f} "
               f"| {total / ops:>6,.0f} {total / launches:>10,.0f} {total / calls:>8,.0f} | {simulator:>+11,.0f} "
               f"{host:>+15.1%}")
+    defaults_host = host_total(figures[(model_name, "defaults")][1])
+    for label, _shim, settings in CALLGRIND_CONFIGURATIONS:
+        if "FIRSTASSERT_VALUES" in settings:
+            added = host_total(figures[(model_name, label)][1]) - defaults_host
+            print(f"  {label}: {added / ops:+,.0f} instructions per aten op on the torch threads over the defaults "
+                  f"({added / defaults_host:+.1%} a step)")
     print(f"  per op: per aten op on the GPU; per call: per top-level CUDA call; simulator +: what libcuda, libcudart "
           f"and libcupti run on the shim's behalf, a launch; torch threads +: the instructions of the threads running "
           f"torch (main, autograd; bare: {bare_host:,.0f} a step) added under the shim (a bare step is "
@@ -657,6 +672,8 @@ def main():
                         help="measured steps of the callgrind runs (default 20; 0: no instruction counts)")
     parser.add_argument("--callgrind-timeout", type=int, default=480, help="seconds a callgrind run may take")
     parser.add_argument("--toggle", help="the compiled callgrind_toggle.c (scripts/torch-bench builds it)")
+    parser.add_argument("--values-site", required=True,
+                        help="the directory of firstassert's sitecustomize.py (build/python/firstassert/values/_site)")
     args = parser.parse_args()
     for value in (args.count_steps, args.inflight_steps):
         if value < 1:
