@@ -27,6 +27,7 @@ struct Rank {
   long long error_ns = 0;
   std::string error;   // "cudaErrorAssert (710) at cudaDeviceSynchronize"
   std::string kernel;  // the culprit, short
+  std::string values;  // what the values probe found in the culprit call's values (culprit.values.text), or ""
   std::string confidence;
 };
 
@@ -50,6 +51,8 @@ Rank summarize(const LoadedReport& report) {
       std::string kernel = text_of(culprit, "kernel", text_of(culprit, "mangled"));
       k.kernel = kernel.empty() ? "(CUDA graph)" : short_kernel_name(kernel);
       k.confidence = text_of(culprit, "confidence", "?");
+      const json& values = object_of(culprit, "values");
+      if (!values.is_null()) k.values = text_of(values, "text");
     }
   }
   return k;
@@ -153,7 +156,8 @@ int merge_command(const Args& args, std::ostream& out, std::ostream& err) {
                       {"time_ns", k.error_ns},
                       {"after_first_ns", k.error_ns - failed[0].error_ns},
                       {"culprit", k.kernel},
-                      {"confidence", k.confidence}});
+                      {"confidence", k.confidence},
+                      {"values", k.values.empty() ? json(nullptr) : json(k.values)}});
     }
     j["failures"] = list;
     json ok = json::array();
@@ -172,6 +176,7 @@ int merge_command(const Args& args, std::ostream& out, std::ostream& err) {
   out << "\nfailed first: " << who(first) << "\n";
   out << "  " << first.error << "\n";
   if (!first.kernel.empty()) out << "  culprit " << first.kernel << " [" << first.confidence << "]\n";
+  if (!first.values.empty()) out << "  values  " << first.values << "\n";
   out << "  report  " << first.path << "\n";
   if (failed.size() > 1) {
     out << "\nsecondary (failed after it):\n";

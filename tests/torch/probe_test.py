@@ -8,6 +8,7 @@
   that launched it, as each job marks the planted value (`# the bad value: target[17] = 10`); the stderr line and
   `firstassert show` say them; the launching line is still the job's. A graph replay's culprit says it was not
   probed. With two threads (only one probed), a kernel of the unprobed thread is never given a call's values.
+- torchrun's ranks: each probed; `firstassert merge` gives the first rank's culprit value.
 - A healthy job: no report, the same output as without firstassert, nothing said.
 
 usage: probe_test.py TORCH_PYTHON SIM_DIR FIRSTASSERT PYTHON_PACKAGE_ROOT [unittest arguments]
@@ -161,6 +162,25 @@ class AssertingJobs(unittest.TestCase):
         self.assertFalse(culprit["values"]["probed"], json.dumps(culprit)[:3000])
         self.assertIn("CUDA graph replay", culprit["values"]["text"])
         self.assertIn("ops captured into a CUDA graph are not probed", run.stderr)
+
+
+class Distributed(unittest.TestCase):
+    def test_torchrun_s_ranks_are_probed_and_merge_gives_the_first_rank_s_value(self):
+        reports = tempfile.mkdtemp(prefix="firstassert-probe-torchrun-")
+        job = "torchrun_rank1_bad_label.py"
+        command = [FIRSTASSERT, "run", "--values=probe", "--dir", reports, "--", TORCH_PYTHON, "-m",
+                   "torch.distributed.run", "--standalone", "--nproc_per_node=2", str(JOBS / job)]
+        done = subprocess.run(command, env=simulated_gpu_env(), capture_output=True, text=True, timeout=600)
+        self.assertNotEqual(done.returncode, 0, done.stderr[-3000:])
+        merged = subprocess.run([FIRSTASSERT, "merge", "--json", reports], capture_output=True, text=True)
+        self.assertEqual(merged.returncode, 0, merged.stderr)
+        first = [f for f in json.loads(merged.stdout)["failures"] if f["role"] == "first"]
+        self.assertEqual(len(first), 1, merged.stdout[:4000])
+        self.assertEqual(first[0]["rank"], 1, merged.stdout[:4000])
+        _, planted = marked(job, "# the bad value:")
+        self.assertIn(planted, first[0]["values"] or "", merged.stdout[:4000])
+        text = subprocess.run([FIRSTASSERT, "merge", reports], capture_output=True, text=True)
+        self.assertIn("  values  Target 10 is out of bounds. nll_loss: " + planted, text.stdout)
 
 
 class HealthyJob(unittest.TestCase):

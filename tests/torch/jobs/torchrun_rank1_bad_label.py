@@ -16,7 +16,7 @@ for step in range(5):
     x = torch.randn(64, 32).cuda()
     y = torch.randint(0, classes, (64,))
     if rank == 1 and step == 2:
-        y[3] = classes  # the bad label
+        y[3] = classes  # the bad value: target[3] = 10
     y = y.cuda()
     loss = nn.functional.cross_entropy(model(x), y)  # the culprit
     opt.zero_grad()
