@@ -71,9 +71,9 @@ std::string seconds(long long ns) {
 const char* kUsage =
     "usage: firstassert merge [--skew SECONDS] [--json] DIR...\n"
     "  Reads every firstassert-*.json in the directories (the reports of one job, from all hosts and ranks),\n"
-    "  orders the first errors by wall time, and names the rank that failed first, with its culprit (and the\n"
-    "  culprit call's bad value, when the job ran with --values=probe); the others are listed as secondary,\n"
-    "  with what they failed on.\n"
+    "  orders the first errors by wall time, and names the rank that failed first, with its culprit (and what\n"
+    "  the values probe found in the culprit call's values, when the job ran with --values=probe); the others\n"
+    "  are listed as secondary, with what they failed on.\n"
     "  --skew SECONDS  clock disagreement to allow between hosts (default 1): closer failures on different hosts\n"
     "                  are flagged as possibly out of order\n"
     "  --json          the same as JSON\n";

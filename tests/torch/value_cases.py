@@ -183,4 +183,7 @@ CASES = [
     Case("ctc_loss: a target past the classes, lengths as lists, padding beyond the length ignored",
          lambda d: F.ctc_loss(*on(d, LP, ids(1, 4, 3, 9).view(2, 2)), [5, 5], [2, 1]),
          lambda d: F.ctc_loss(*on(d, LP, ids(1, 3, 3, 9).view(2, 2)), [5, 5], [2, 1]), None, "targets[0, 1] = 4"),
+    Case("cross_entropy over sequences (3-D input): the label is named at its place in the user's target",
+         lambda d: F.cross_entropy(*on(d, data(2, 10, 4), labels(8, 10, 7, 10).view(2, 4))),
+         lambda d: F.cross_entropy(*on(d, data(2, 10, 4), labels(8, 10).view(2, 4))), IndexError, "target[1, 3] = 10"),
 ]

@@ -13,24 +13,31 @@ Checked on the host by PyTorch on CUDA too, so not here: the target dtype (int64
 shape ("weight tensor should be defined either for all 10 classes or no classes") and the shapes.
 """
 
+import math
+
 from .bounds import in_range
 from .errors import ValuesIndexError
 from .ops import Check
 
 
-def as_the_user_shaped_it(target):
-    """The target in the user's shape. For a 3-D or 5-D input, nll_loss_nd reshapes the target into a view of shape
-    (N, 1, L) (LossNLL.cpp), whose indices the user's tensor does not have: the view's base, when it holds the same
-    elements with the same batch size, is the tensor the user passed (or its contiguous copy, of the same shape)."""
-    base = target._base
-    if (base is not None and target.dim() == 3 and target.size(1) == 1 and base.numel() == target.numel()
-            and base.dim() >= 2 and base.size(0) == target.size(0) and base.is_contiguous()):
-        return target.reshape(base.shape)
+def as_the_user_shaped_it(target, logits):
+    """The target in the user's shape. For an input of 3 or more dimensions (N, C, d1, ...), nll_loss_nd
+    (LossNLL.cpp) calls nll_loss2d with the input viewed as (N, C, 1, d1 * ...) and the target as (N, 1, d1 * ...):
+    indices the user's tensor does not have. The input's view keeps the user's input as its base (or the contiguous
+    copy nll_loss_nd made of it), whose shape gives the target's: (N, d1, ...)."""
+    user = logits._base
+    if (target.dim() == 3 and target.size(1) == 1 and logits.dim() == 4 and logits.size(2) == 1
+            and user is not None and user.numel() == logits.numel() and user.dim() >= 3
+            and user.size(0) == target.size(0) and user.size(1) == logits.size(1)):
+        shape = (user.size(0),) + tuple(user.shape[2:])
+        if math.prod(shape) == target.numel():
+            return target.reshape(shape)
     return target
 
 
 def conditions(args):
-    logits, target, ignore_index = args["self"], as_the_user_shaped_it(args["target"]), args["ignore_index"]
+    logits, ignore_index = args["self"], args["ignore_index"]
+    target = as_the_user_shaped_it(args["target"], logits)
     where = 0 if logits.dim() == 1 else 1
     classes = logits.size(where)
     op = "nll_loss2d" if logits.dim() == 4 else "nll_loss"

@@ -13,15 +13,19 @@ Workflow in brief:
    the first offending element and its value, how many, the bound, the dtype, and each copied operand's min, max,
    NaN and inf counts) goes into the report as that launch's `values`, and on stderr.
 
-Why a copy is good to read after the fault: a stream runs its work in order, so a copy enqueued before the op's
-kernels had completed before any of them ran, let alone asserted; pinned host memory stays readable after the CUDA
-context is lost. A copy whose place in the ring later calls have since reused is not read: it is said to be lost.
+Why a copy is good to read after the fault: a stream runs its work in order. After a call's copies, in the same
+stream and before the op's kernels, comes a stamp (Stamps): a number copied into a pinned slot the host cleared.
+The values are read only where the stamp is there, that is where the copies were made; where it is not, the stream
+never reached the call, and the report says so (its kernels had not run either). Pinned host memory stays readable
+after the CUDA context is lost. A place in the ring is reused only once the copies made into it before are done,
+and a copy whose place later calls have reused is not read: it is said to be lost.
 
 Not probed: ops captured into CUDA graphs and their replays (a replay runs without dispatch: the report says the
 launch was not probed), ops inside torch.compile graphs, and calls whose copies would exceed a quarter of the ring.
 """
 
 import collections
+import ctypes
 import json
 import math
 import threading
@@ -50,33 +54,93 @@ class Kept:
 
 
 class Shape:
-    """A tensor argument whose values the checks do not read: read back as a meta tensor of its shape and dtype."""
+    """A tensor argument whose values the checks do not read: read back as a meta tensor of its shape and dtype,
+    a view of one of its base's shape when it was a view of a tensor with as many elements (the checks may read a
+    view's base: nll_loss finds the user's shape in it)."""
 
-    __slots__ = ("shape", "dtype")
+    __slots__ = ("shape", "dtype", "base_shape")
 
     def __init__(self, tensor):
         self.shape, self.dtype = tuple(tensor.shape), tensor.dtype
+        base = tensor._base
+        self.base_shape = tuple(base.shape) if base is not None and base.numel() == tensor.numel() else None
+
+    def stand_in(self):
+        plain = torch.empty(self.shape, dtype=self.dtype, device="meta")
+        if self.base_shape is None:
+            return plain
+        try:
+            return torch.empty(self.base_shape, dtype=self.dtype, device="meta").view(self.shape)
+        except RuntimeError:  # a view no contiguous base gives (a transpose): the shape alone
+            return plain
 
 
 class Call:
     """A probed call: the op, how its checks are made from its arguments, the arguments as kept, the thread, and
-    the launches it made, [first, end) in the shim's numbering. lost: why its values were not kept, or None."""
+    the launches it made, [first, end) in the shim's numbering; its stamp (where and what the stream writes once
+    its copies are done) and its place in the ring [start, stop). lost: why its values were not kept, or None."""
 
-    __slots__ = ("op", "conditions", "arguments", "thread", "first", "end", "lost")
+    __slots__ = ("op", "conditions", "arguments", "thread", "first", "end", "lost", "stamp", "start", "stop")
 
-    def __init__(self, op, conditions, arguments, lost=None):
+    def __init__(self, op, conditions, arguments=None, lost=None):
         self.op, self.conditions, self.arguments, self.lost = op, conditions, arguments, lost
         self.thread = threading.get_native_id()
         self.first = self.end = 0
+        self.stamp = None  # (slot, value)
+        self.start = self.stop = 0
+
+
+class Stamps:
+    """What tells that a call's copies were made: after them, in the same stream, a copy of one number from the
+    device into a pinned slot of the call's own, which the host cleared first. Streams run in order, so the number
+    is there only once the copies before it are. The numbers come from a table on each device (copied there once)."""
+
+    NUMBERS = 1 << 16  # distinct numbers: a late copy from an earlier call into the same slot holds another
+
+    def __init__(self, slots):
+        self.slots = slots
+        self.pinned = torch.empty(slots, dtype=torch.int64, pin_memory=True)
+        self.host = (ctypes.c_int64 * slots).from_address(self.pinned.data_ptr())  # read and cleared without torch
+        self.tables = {}  # device index -> int64 tensor of 0 .. NUMBERS - 1 on that device
+        self.issued = 0
+
+    def arm(self):
+        """(slot, value) for the next call, its slot cleared."""
+        number = self.issued
+        self.issued += 1
+        slot, value = number % self.slots, number % self.NUMBERS
+        self.host[slot] = -1
+        return slot, value
+
+    def write(self, stamp, device):
+        """Enqueues the stamp's copy in `device`'s current stream, after the copies enqueued there before it."""
+        table = self.tables.get(device.index)
+        if table is None:
+            table = self.tables[device.index] = torch.arange(self.NUMBERS, dtype=torch.int64).to(device)
+        slot, value = stamp
+        self.pinned[slot:slot + 1].copy_(table[value:value + 1], non_blocking=True)
+
+    def done(self, stamp):
+        return stamp is not None and self.host[stamp[0]] == stamp[1]
+
+    def done_call(self, call):
+        return self.done(call.stamp)
+
+
+class RingBusy(Exception):
+    """The place a call's copies would go still waits for an earlier call's copies (the GPU is that far behind)."""
 
 
 class Ring:
-    """Pinned host memory that the copies go into, one after the other, wrapping around."""
+    """Pinned host memory that the copies go into, one call's after the other, wrapping around. A place is reused
+    only once the copies made into it before are done (done(call)), so that no late copy lands on newer ones."""
 
-    def __init__(self, size):
+    def __init__(self, size, done):
         self.size = size
+        self.done = done
         self.buffer = None
         self.written = 0  # bytes handed out so far; a copy at start is intact while written - start <= size
+        self.placed = collections.deque()  # the calls whose places a later one may overlap, oldest first
         self.lock = threading.Lock()
 
     def allocate(self):
@@ -84,39 +148,40 @@ class Ring:
             if self.buffer is None:
                 self.buffer = torch.empty(self.size, dtype=torch.uint8, pin_memory=True)
 
-    def place(self, nbytes):
-        """(ring position, offset in the buffer) for nbytes, once allocate() has run."""
-        span = max(_ALIGN, -(-nbytes // _ALIGN) * _ALIGN)
-        with self.lock:
-            offset = self.written % self.size
-            if offset + span > self.size:
-                self.written += self.size - offset
-                offset = 0
-            start = self.written
-            self.written += span
-        return start, offset
+    @staticmethod
+    def span(nbytes):
+        return max(_ALIGN, -(-nbytes // _ALIGN) * _ALIGN)
 
-    def keep(self, tensor):
-        """Enqueues the copy of a CUDA tensor in its device's current stream (the one the op runs in); a Kept."""
-        view_shape, source = None, tensor.detach()
-        base = source._base
-        if (base is not None and source.is_contiguous() and base.is_contiguous() and base.numel() == source.numel()
-                and base.dtype == source.dtype):
-            view_shape, source = tuple(source.shape), base
-        nbytes = source.numel() * source.element_size()
-        start, offset = self.place(nbytes)
-        destination = self.buffer[offset:offset + nbytes].view(source.dtype).view(source.shape)
-        destination.copy_(source, non_blocking=True)
-        return Kept(start, nbytes, tuple(source.shape), source.dtype, view_shape)
+    def place(self, call, nbytes):
+        """Gives the call [start, stop) of the ring for nbytes; RingBusy when an earlier call's copies there are
+        not done."""
+        span = self.span(nbytes)
+        with self.lock:
+            start = self.written
+            if start % self.size + span > self.size:
+                start += self.size - start % self.size  # to the next lap: a call's place never wraps
+            stop = start + span
+            while self.placed and self.placed[0].stop + self.size <= start:
+                self.placed.popleft()  # no later place reaches it
+            for earlier in self.placed:
+                if earlier.start + self.size >= stop:
+                    break
+                if not self.done(earlier):
+                    raise RingBusy()
+            self.written = stop
+            call.start, call.stop = start, stop
+            self.placed.append(call)
+
+    def view(self, position, nbytes, dtype, shape):
+        offset = position % self.size
+        return self.buffer[offset:offset + nbytes].view(dtype).view(shape)
 
     def read(self, kept):
-        """The copy as a host tensor of its own, or None when later copies have reused its place (or the ring is
-        gone)."""
+        """The copy as a host tensor of its own, or None when later copies have reused its place."""
         with self.lock:
             if self.buffer is None or self.written - kept.start > self.size:
                 return None
-            offset = kept.start % self.size
-            copy = self.buffer[offset:offset + kept.nbytes].view(kept.dtype).view(kept.shape).clone()
+            copy = self.view(kept.start, kept.nbytes, kept.dtype, kept.shape).clone()
         return copy.view(kept.view_shape) if kept.view_shape is not None else copy
 
 
@@ -128,13 +193,36 @@ def _bytes(value):
     return 0
 
 
+def _tensors(value):
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _tensors(item)
+
+
+def _source(tensor):
+    """What to copy for a tensor: the tensor, or the contiguous tensor with the same elements it is a reshape of
+    (nll_loss's (N, 1, L) view of the user's target: read back with it as its base, the check names the place in
+    the user's tensor), and the view's shape then."""
+    base = tensor._base  # before detach(), which gives a tensor without one
+    source = tensor.detach()
+    if (base is not None and source.is_contiguous() and base.is_contiguous() and base.numel() == source.numel()
+            and base.dtype == source.dtype):
+        return base.detach(), tuple(source.shape)
+    return source, None
+
+
 class Probes:
     """The probed calls of this process and their copies."""
 
     def __init__(self, ring_bytes=RING_BYTES, calls_kept=CALLS_KEPT):
-        self.ring = Ring(ring_bytes)
+        self.ring_bytes, self.calls_kept = ring_bytes, calls_kept
+        self.ring = self.stamps = None  # allocated at the first probed call: pinned memory initializes CUDA
+        self.unavailable = False
         self.calls = collections.deque(maxlen=calls_kept)
         self._count = None
+        self._library = None  # library._loaded when no shim was found: looked for again only once it changes
         self._said = set()
         self.published = {}  # seq -> the values handed to the shim
 
@@ -143,8 +231,11 @@ class Probes:
     def launch_count(self):
         """The shim's launch count now, or None when no launch is being recorded (then nothing can be linked)."""
         if self._count is None:
+            if self._library is not None and self._library is library._loaded:
+                return None
             self._count = library.launch_counter()
             if self._count is None:
+                self._library = library._loaded
                 self.once("no shim", "values probe: libfirstassert.so is not loaded in this process (run the job "
                                      "under `firstassert run`, or call firstassert.enable()): calls are not probed")
                 return None
@@ -155,54 +246,94 @@ class Probes:
             return None
         return count
 
+    def _allocate(self):
+        """The ring and the stamps, at the first probed call; False (after one line) when pinned memory fails."""
+        if self.ring is not None:
+            return True
+        if self.unavailable:
+            return False
+        try:
+            stamps = Stamps(self.calls_kept)
+            ring = Ring(self.ring_bytes, stamps.done_call)
+            ring.allocate()
+        except Exception as error:
+            if is_cuda_error(error):
+                raise  # not ours: the op would meet it too
+            self.once("ring", "values probe: cannot allocate %d MiB of pinned host memory (%s: %s): calls are "
+                              "not probed" % (self.ring_bytes >> 20, type(error).__name__, error))
+            self.unavailable = True
+            return False
+        self.stamps, self.ring = stamps, ring
+        return True
+
     def start(self, op, conditions, named, reads):
         """Keeps what the checks of this call read; a Call to complete with run(), or None (not probed)."""
-        if self.ring is None or self.launch_count() is None:
+        if self.launch_count() is None or not self._allocate():
             return None
-        if self.ring.buffer is None:
-            try:
-                self.ring.allocate()
-            except Exception as error:
-                if is_cuda_error(error):
-                    raise  # not ours: the op would meet it too
-                self.once("ring", "values probe: cannot allocate %d MiB of pinned host memory (%s: %s): calls are "
-                                  "not probed" % (self.ring.size >> 20, type(error).__name__, error))
-                self.ring = None
-                return None
-        size = sum(_bytes(named.get(name)) for name in reads)
+        devices = {t.device for name in reads for t in _tensors(named.get(name)) if t.device.type != "cpu"}
+        if len(devices) != 1:
+            return None  # nothing on a GPU to copy (the op is checked on its device argument alone), or several
+        size = sum(self.ring.span(_bytes(named.get(name))) for name in reads)
+        call = Call(op, conditions)
         if size > self.ring.size // 4:
-            return Call(op, conditions, None, lost="its checked tensors hold %.1f MiB, more than the probe copies "
-                                                    "for one call (%d MiB)" % (size / 2 ** 20, self.ring.size // 4 >> 20))
+            call.lost = "its checked tensors hold %.2f MiB, more than the probe copies for one call (%.2f MiB)" % (
+                size / 2 ** 20, self.ring.size / 4 / 2 ** 20)
+            return call
+        try:
+            self.ring.place(call, size)
+        except RingBusy:
+            call.lost = ("the copies of earlier calls had not been made yet (the GPU ran that far behind), so the "
+                         "probe's memory had no room for this call's")
+            return call
+        position = call.start
         arguments = {}
-        for name, value in named.items():
-            if name in reads:
-                arguments[name] = self._keep(value)
-            elif isinstance(value, torch.Tensor):
-                arguments[name] = Shape(value)
-            elif isinstance(value, (list, tuple)) and any(isinstance(item, torch.Tensor) for item in value):
-                arguments[name] = [Shape(item) if isinstance(item, torch.Tensor) else item for item in value]
-            else:
-                arguments[name] = value
-        return Call(op, conditions, arguments)
+        try:
+            for name, value in named.items():
+                if name in reads:
+                    arguments[name], position = self._keep(value, position)
+                elif isinstance(value, torch.Tensor):
+                    arguments[name] = Shape(value)
+                elif isinstance(value, (list, tuple)) and any(isinstance(item, torch.Tensor) for item in value):
+                    arguments[name] = [Shape(item) if isinstance(item, torch.Tensor) else item for item in value]
+                else:
+                    arguments[name] = value
+        finally:
+            # Stamped whatever happened: its place in the ring is free again once the copies enqueued are done.
+            call.stamp = self.stamps.arm()
+            self.stamps.write(call.stamp, devices.pop())
+        call.arguments = arguments
+        return call
 
-    def _keep(self, value):
+    def _keep(self, value, position):
+        """(what is kept of value, the next position in the ring): CUDA tensors' copies are enqueued in their
+        device's current stream, the one the op runs in."""
         if isinstance(value, torch.Tensor):
-            return self.ring.keep(value) if value.device.type != "cpu" else value.detach().clone()
+            if value.device.type == "cpu":
+                return value.detach().clone(), position
+            source, view_shape = _source(value)
+            nbytes = source.numel() * source.element_size()
+            self.ring.view(position, nbytes, source.dtype, source.shape).copy_(source, non_blocking=True)
+            return Kept(position, nbytes, tuple(source.shape), source.dtype, view_shape), position + \
+                self.ring.span(nbytes)
         if isinstance(value, (list, tuple)):
-            return [self._keep(item) for item in value]
-        return value
+            kept = []
+            for item in value:
+                item, position = self._keep(item, position)
+                kept.append(item)
+            return kept, position
+        return value, position
 
     def run(self, call, function, *args, **kwargs):
         """function(*args, **kwargs), its launches numbered into call (when there is one)."""
-        if call is None:
+        first = self.launch_count() if call is not None else None
+        if first is None:
             return function(*args, **kwargs)
-        count = self.launch_count()
-        call.first = count if count is not None else 0
+        call.first = first
         try:
             return function(*args, **kwargs)
         finally:
-            count = self.launch_count()
-            call.end = count if count is not None else call.first
+            end = self.launch_count()
+            call.end = end if end is not None else first  # no reading: the call claims no launch
             self.calls.append(call)
 
     def once(self, key, message):
@@ -215,7 +346,7 @@ class Probes:
     def find(self, seq, thread):
         """The probed call of `thread` that made launch `seq`, or None; the outermost when calls nest (one_hot's
         own probe around its scatter_'s)."""
-        for call in reversed(self.calls):
+        for call in reversed(tuple(self.calls)):  # a copy: other threads append meanwhile
             if call.thread == thread and call.first <= seq < call.end:
                 return call
         return None
@@ -225,6 +356,13 @@ class Probes:
         found = {"mode": "probe", "op": call.op, "probed": True}
         if call.lost:
             found.update(found=False, text="%s was probed but its values were not kept: %s" % (call.op, call.lost))
+            return found
+        if not self.stamps.done(call.stamp):
+            # The stamp follows the copies and precedes the op's kernels in their stream: the stream never got
+            # there, so no kernel of this call ran either.
+            found.update(found=False, text="%s was probed, but its copies had not been made when the values were "
+                                           "read: the stream had not reached this call, so its kernels had not run"
+                                           % call.op)
             return found
         arguments, operands, lost = {}, [], []
         for name, value in call.arguments.items():
@@ -256,7 +394,7 @@ class Probes:
             operands.append(_operand(name, copy))
             return copy
         if isinstance(value, Shape):
-            return torch.empty(value.shape, dtype=value.dtype, device="meta")
+            return value.stand_in()
         if isinstance(value, list):
             return [self._read("%s[%d]" % (name, i), item, operands, lost) for i, item in enumerate(value)]
         if isinstance(value, torch.Tensor):
@@ -282,7 +420,12 @@ class Probes:
                 continue
             call = None if launch.get("graph") else self.find(seq, thread)
             if call is not None:
-                answers[seq] = self.values_of(call)
+                try:
+                    answers[seq] = self.values_of(call)
+                except Exception as error:  # one launch's trouble must not cost the others theirs
+                    answers[seq] = {"mode": "probe", "op": call.op, "probed": True, "found": False,
+                                    "text": "the checks of %s's copies failed (%s: %s)" % (
+                                        call.op, type(error).__name__, error)}
             elif launch is culprit:
                 answers[seq] = {"mode": "probe", "probed": False, "found": False, "text": _not_probed(launch)}
         changed = False
@@ -299,10 +442,10 @@ class Probes:
         else those of each launch that could have failed."""
         culprit = report.get("culprit") or {}
         confidence = (report.get("decision") or {}).get("confidence")
+        from ..show import kernel_label
         if culprit and confidence in ("exact", "likely"):
             found = answers.get(culprit.get("seq"))
-            return ["values of the culprit's call: " + found["text"]] if found else []
-        from ..show import kernel_label
+            return ["values of the culprit's call (%s): %s" % (kernel_label(culprit), found["text"])] if found else []
         return ["values of %s's call, one of the launches that could have failed: %s" % (
                     kernel_label(launch), answers[launch["seq"]]["text"])
                 for launch in report.get("candidates") or [] if (answers.get(launch.get("seq")) or {}).get("found")]
@@ -313,8 +456,9 @@ def _not_probed(launch):
         return ("launched by a CUDA graph replay, which runs without dispatch: no values were probed (ops captured "
                 "into a graph are not probed)")
     return ("no probed call made this launch: its kernel was not launched by an op probe mode covers (cross_entropy, "
-            "embedding, indexing, gather/scatter, binary_cross_entropy, multinomial, one_hot, ctc_loss), or not on "
-            "a thread it probes")
+            "embedding, indexing, gather/scatter, binary_cross_entropy, multinomial, one_hot, ctc_loss) on a thread "
+            "it probes, or the probe was skipped (launches not recorded yet, no pinned memory) or forgotten (more "
+            "than %d probed calls since)" % CALLS_KEPT)
 
 
 def _sentence(words):
