@@ -31,24 +31,34 @@ json hint(const std::optional<Hint>& h, bool with_text) {
   return out;
 }
 
+const char* dialect_name(DeviceDialect dialect) {
+  switch (dialect) {
+    case DeviceDialect::sycl: return "sycl";
+    case DeviceDialect::hip: return "hip";
+    default: return "cuda";
+  }
+}
+
 json group(const AssertGroup& g) {
   bool located = !(g.flags & kMessageNoLocation);
   json first = position(g.first, g.first_rank);
-  first["block"] = triple(g.first_block);
-  first["thread"] = triple(g.first_thread);
+  bool positioned = !(g.flags & kMessageNoPosition);
+  first["block"] = positioned ? triple(g.first_block) : json(nullptr);
+  first["thread"] = positioned ? triple(g.first_thread) : json(nullptr);
   return {
       {"file", g.file.empty() ? json(nullptr) : text(g.file)},
       {"line", located ? json(g.line) : json(nullptr)},
       {"function", g.function.empty() ? json(nullptr) : text(g.function)},
       {"condition", text(g.condition)},
       {"condition_cut", (g.flags & kMessageConditionCut) != 0},
-      {"dialect", g.sycl ? "sycl" : "cuda"},
+      {"dialect", dialect_name(g.dialect)},
+      {"condition_unquoted", (g.flags & kMessageUnquoted) != 0},
       {"lines", g.lines},
       {"garbled_lines", g.garbled_lines},
       {"reassembled_lines", g.reassembled_lines},
-      {"distinct_blocks", g.blocks.size()},
+      {"distinct_blocks", positioned ? json(g.blocks.size()) : json(nullptr)},
       {"distinct_blocks_capped", g.blocks_capped},
-      {"distinct_threads", g.threads.size()},
+      {"distinct_threads", positioned ? json(g.threads.size()) : json(nullptr)},
       {"distinct_threads_capped", g.threads_capped},
       {"first", first},
       {"hint", hint(group_hint(g), false)},
@@ -97,6 +107,9 @@ void write_json(const Findings& f, std::ostream& out) {
         {"garbled_lines", f.garbled_lines},
         {"reassembled_lines", f.reassembled_lines},
         {"cut_conditions", f.cut_conditions},
+        {"html_unescaped_lines", f.html_unescaped_lines},
+        {"unquoted_conditions", f.unquoted_conditions},
+        {"first_group", f.groups.empty() ? json(nullptr) : json(first_complete_group(f))},
         {"groups", groups}}},
       {"tracebacks", {{"count", f.cuda_tracebacks}, {"first", first_traceback}}},
       {"other_cuda_errors", {{"count", f.other_cuda_errors}, {"first", first_other}}},

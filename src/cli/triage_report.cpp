@@ -57,9 +57,13 @@ std::string file_and_line(const AssertGroup& g) {
 std::string assertion_line(const AssertGroup& g) {
   std::string head = (g.file.empty() ? std::string("?") : file_and_line(g)) + ": ";
   if (!g.function.empty()) head += printable(g.function) + ": ";
-  return head + (g.sycl ? "global id: " : "block: ") + triple(g.first_block) + (g.sycl ? ", local id: " : ", thread: ") +
-         triple(g.first_thread) + " Assertion `" + printable(g.condition) +
-         ((g.flags & kMessageConditionCut) ? " [cut off here]" : "` failed.");
+  std::string tail = (g.flags & kMessageConditionCut) ? " [cut off here]" : "` failed.";
+  if (g.dialect == DeviceDialect::hip)
+    return head + "Device-side assertion `" + printable(g.condition) +
+           ((g.flags & kMessageConditionCut) ? " [cut off here]" : "' failed.");
+  bool sycl = g.dialect == DeviceDialect::sycl;
+  return head + (sycl ? "global id: " : "block: ") + triple(g.first_block) + (sycl ? ", local id: " : ", thread: ") +
+         triple(g.first_thread) + " Assertion `" + printable(g.condition) + tail;
 }
 
 std::string group_title(const AssertGroup& g) {
@@ -93,8 +97,11 @@ void write_group(const Findings& f, const AssertGroup& g, size_t number, std::os
   out << "     condition: " << printable(g.condition)
       << ((g.flags & kMessageConditionCut) ? " (cut off: the line ends inside the condition)" : "") << "\n";
   out << "     " << plural(g.lines, "line", "lines") << ": "
-      << distinct(g.blocks.size(), g.blocks_capped, "distinct block", "distinct blocks") << ", "
-      << distinct(g.threads.size(), g.threads_capped, "distinct thread", "distinct threads") << "; first at "
+      << ((g.flags & kMessageNoPosition)
+              ? std::string("no block or thread (ROCm's line names none)")
+              : distinct(g.blocks.size(), g.blocks_capped, "distinct block", "distinct blocks") + ", " +
+                    distinct(g.threads.size(), g.threads_capped, "distinct thread", "distinct threads"))
+      << "; first at "
       << where(f, g.first)
       << " (" << rank_text(f, g.first_rank) << ")\n";
   if (g.garbled_lines > 0)
@@ -114,10 +121,24 @@ void write_assertions(const Findings& f, std::ostream& out) {
   }
   out << plural(f.assertion_lines, "line", "lines") << ", "
       << plural(f.groups.size(), "distinct assertion", "distinct assertions") << "\n";
-  const AssertGroup& first = f.groups.front();
+  size_t chosen = first_complete_group(f);
+  const AssertGroup& first = f.groups[chosen];
   out << "  first: " << rank_text(f, first.first_rank) << ", " << where(f, first.first)
       << (f.any_rank ? " (the first assertion line to reach the logs)\n" : "\n");
   out << "    " << assertion_line(first) << "\n";
+  if (chosen > 0) {
+    out << wrap("before it, " + plural(chosen, "fragment", "fragments") + " of an assertion line (no file, or the "
+                "condition cut), not taken as the first; the earliest, at " + where(f, f.groups[0].first) + ":",
+                kWidth, "  ");
+    out << "    " << assertion_line(f.groups[0]) << "\n";
+  }
+  if (f.html_unescaped_lines > 0)
+    out << wrap(plural(f.html_unescaped_lines, "line was", "lines were") + " HTML-escaped, as a web page's copy "
+                "leaves them (&lt; &amp; &#96;...): read with the escapes undone", kWidth, "  ");
+  if (f.unquoted_conditions > 0)
+    out << wrap(plural(f.unquoted_conditions, "record's condition", "records' conditions") + " had lost " +
+                    (f.unquoted_conditions == 1 ? "its" : "their") + " backticks (a page's rendering): read between "
+                    "\"Assertion\" and \"failed\"", kWidth, "  ");
   for (size_t i = 0; i < f.groups.size(); ++i) write_group(f, f.groups[i], i + 1, out);
   if (f.ungrouped_assertion_lines > 0)
     out << "  and " << plural(f.ungrouped_assertion_lines, "line", "lines") << " of further distinct assertions\n";
@@ -207,8 +228,16 @@ std::optional<Hint> group_hint(const AssertGroup& g) {
   return find_hint({g.condition, g.function, g.file, kAssertCode});
 }
 
+size_t first_complete_group(const Findings& f) {
+  for (size_t i = 0; i < f.groups.size(); ++i) {
+    const AssertGroup& g = f.groups[i];
+    if (!g.file.empty() && !(g.flags & (kMessageNoLocation | kMessageConditionCut))) return i;
+  }
+  return 0;
+}
+
 std::optional<Hint> summary_hint(const Findings& f) {
-  if (!f.groups.empty()) return group_hint(f.groups.front());
+  if (!f.groups.empty()) return group_hint(f.groups[first_complete_group(f)]);
   if (f.first_traceback && f.first_traceback->code != 0) return find_hint({{}, {}, {}, f.first_traceback->code});
   return std::nullopt;
 }

@@ -21,6 +21,10 @@ struct Doubt {
 };
 std::vector<Doubt> doubts(const Findings& f);
 
+// The first assertion in the order the logs give them that is complete (a file and a whole condition); the groups
+// before it are fragments (a log cut at the top, a line without its path). 0 when no group is complete.
+size_t first_complete_group(const Findings& f);
+
 // A group's hint (for a condition cut off, by the kernel's name only), and the summary's: the first assertion's, else the first
 // traceback's CUDA error's.
 std::optional<Hint> group_hint(const AssertGroup& g);

@@ -13,7 +13,10 @@ constexpr std::string_view kTracebackHeader = "Traceback (most recent call last)
 constexpr std::string_view kWatchdogTimeout = "Watchdog caught collective operation timeout";
 // How a CUDA error is named: PyTorch's c10 message ("CUDA error: device-side assert triggered") and NCCL's warning
 // ("Cuda failure 'device-side assert triggered'").
-constexpr std::string_view kCudaErrorMarkers[] = {"CUDA error: ", "Cuda failure '"};
+// ROCm's PyTorch says "HIP error: " where CUDA's says "CUDA error: "; ROCm's runtime aborts a queue whose kernel
+// trapped (a failed assert among other faults) with HSA_STATUS_ERROR_EXCEPTION (rocclr's rocdevice.cpp).
+constexpr std::string_view kCudaErrorMarkers[] = {"CUDA error: ", "Cuda failure '", "HIP error: ",
+                                                  "HSA_STATUS_ERROR_EXCEPTION"};
 // Ranks past this are not a launcher's prefix but text that happens to look like one.
 constexpr size_t kMaxRankDigits = 6;
 // Lines kept for the summary are cut here: enough for any real exception line, and memory stays small.
@@ -61,6 +64,17 @@ bool strip_torchrun_prefix(std::string_view& s, int& rank) {
     return true;
   }
   return false;
+}
+
+// Where a torchrun prefix ("[rank3]:", "[default3]:") starts inside the text, after its first byte: another
+// process's output spliced into this line; npos when there is none.
+size_t inline_rank_prefix(std::string_view s) {
+  for (size_t at = s.find('[', 1); at != std::string_view::npos; at = s.find('[', at + 1)) {
+    std::string_view rest = s.substr(at);
+    int rank = kNoRank;
+    if ((rest.starts_with("[rank") || rest.starts_with("[default")) && strip_torchrun_prefix(rest, rank)) return at;
+  }
+  return std::string_view::npos;
 }
 
 // mpirun --tag-output (Horovod, Open MPI): "[1,3]<stderr>:" (job, rank) before each line.
@@ -262,13 +276,32 @@ void Scanner::line(std::string_view raw, bool cut, bool part_of_last) {
     log.lines = position_.line;
     if (cut) ++log.cut_lines;
   }
-  PrefixedLine l = strip_prefixes(strip_ansi(raw, scratch_));
+  bool unescaped = false;
+  PrefixedLine l = strip_prefixes(unescape_html(strip_ansi(raw, scratch_), unescaped_, unescaped));
+  if (unescaped) ++findings_.html_unescaped_lines;
   if (l.rank != kNoRank) {
     findings_.any_rank = true;
     counts(l.rank);  // listed even if it printed nothing of note: a quiet rank is information too
   }
-  // The driver prints its lines between a program's lines, never inside a traceback.
-  if (on_assertion_text(l.full, l.rank, raw.size())) {
+  // The driver prints its lines between a program's lines, never inside a traceback. Another process's line may
+  // have been spliced into this one, with its own launcher prefix: each piece is read with its own rank.
+  if (size_t splice = inline_rank_prefix(l.full); splice != std::string_view::npos) {
+    bool any = false;
+    std::string_view rest = l.full;
+    int rank = l.rank;
+    while (true) {
+      size_t at = inline_rank_prefix(rest);
+      any |= on_assertion_text(rest.substr(0, at), rank, raw.size());
+      if (at == std::string_view::npos) break;
+      rest.remove_prefix(at);
+      strip_torchrun_prefix(rest, rank);
+      if (rank != kNoRank) counts(rank);
+    }
+    if (any) {
+      previous_[0].usable = previous_[1].usable = false;
+      return;
+    }
+  } else if (on_assertion_text(l.full, l.rank, raw.size())) {
     previous_[0].usable = previous_[1].usable = false;
     return;
   }
@@ -338,7 +371,7 @@ bool Scanner::on_assertion_text(std::string_view text, int rank, size_t width) {
     }
     flush_wrapped();
   }
-  bool has_record = text.find("Assertion `") != std::string_view::npos ||
+  bool has_record = text.find("ssertion") != std::string_view::npos ||
                     find_device_assert_signature(text) != std::string_view::npos;
   if (!has_record) return false;
   // A record whose start is on the line or two before (a long signature wrapped by a terminal).
@@ -392,6 +425,7 @@ void Scanner::take_records(size_t n, int rank, const Position& at, int pieces) {
     ++findings_.assertion_lines;
     if (m.has(kMessageGarbled)) ++findings_.garbled_lines;
     if (m.has(kMessageConditionCut)) ++findings_.cut_conditions;
+    if (m.has(kMessageUnquoted)) ++findings_.unquoted_conditions;
     if (RankCounts* c = counts(rank)) ++c->assertion_lines;
     AssertGroup* g = group_for(file, m.line, m.function, m.condition);
     if (g == nullptr) {
@@ -404,7 +438,7 @@ void Scanner::take_records(size_t n, int rank, const Position& at, int pieces) {
       g->first_rank = rank;
       g->first_block = block;
       g->first_thread = thread;
-      g->sycl = m.dialect == DeviceDialect::sycl;
+      g->dialect = m.dialect;
     }
     g->flags |= m.flags;
     if (m.has(kMessageGarbled)) ++g->garbled_lines;

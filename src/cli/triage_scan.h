@@ -60,7 +60,7 @@ struct AssertGroup {
   Position first;
   int first_rank = kNoRank;
   Triple first_block{}, first_thread{};
-  bool sycl = false;                // Intel's global id / local id rather than block / thread
+  DeviceDialect dialect = DeviceDialect::cuda;  // SYCL: global id / local id; HIP: no block or thread at all
   uint8_t flags = 0;                // DeviceMessageFlag: what its lines lacked (any of them)
   uint64_t garbled_lines = 0;       // lines spliced with other output: only their intact fields were kept
   uint64_t reassembled_lines = 0;   // records wrapped onto several lines and joined again
@@ -104,6 +104,8 @@ struct Findings {
   uint64_t garbled_lines = 0;
   uint64_t reassembled_lines = 0;
   uint64_t cut_conditions = 0;             // records whose condition was cut off
+  uint64_t html_unescaped_lines = 0;       // lines a web page had HTML-escaped (&lt; &amp; &#96;), read undone
+  uint64_t unquoted_conditions = 0;        // records whose condition had lost its backticks (or had other quotes)
   std::optional<CudaTraceback> first_traceback;
   uint64_t cuda_tracebacks = 0;
   std::optional<OtherCudaError> first_other_cuda_error;
@@ -176,6 +178,7 @@ class Scanner {
   std::map<std::tuple<std::string, uint32_t, std::string, std::string>, size_t> group_index_;
   std::map<int, Pending> pending_;
   std::string scratch_;
+  std::string unescaped_;  // a line with its HTML references undone
   Position position_;
   std::optional<Wrapped> wrapped_;
   Previous previous_[2];  // the line before, then the one before it

@@ -1,6 +1,7 @@
 #include "triage_text.h"
 
 #include <cstdint>
+#include <utility>
 
 namespace firstassert::cli::triage {
 namespace {
@@ -69,6 +70,56 @@ std::string_view strip_ansi(std::string_view line, std::string& scratch) {
     i = j < line.size() && line[j] >= 0x40 && line[j] <= 0x7E ? j : j - 1;
   }
   return scratch;
+}
+
+namespace {
+
+// The character a reference at text (after its '&', up to its ';') stands for, or 0 when it is not one we undo:
+// the named ones a page escapes in code, and decimal or hex references to ASCII.
+char html_character(std::string_view reference) {
+  static constexpr std::pair<std::string_view, char> kNamed[] = {
+      {"lt", '<'}, {"gt", '>'}, {"amp", '&'}, {"quot", '"'}, {"apos", '\''}, {"nbsp", ' '}, {"grave", '`'}};
+  for (const auto& [name, c] : kNamed) {
+    if (reference == name) return c;
+  }
+  if (reference.size() < 2 || reference.size() > 6 || reference[0] != '#') return 0;
+  bool hex = reference[1] == 'x' || reference[1] == 'X';
+  unsigned value = 0;
+  std::string_view digits = reference.substr(hex ? 2 : 1);
+  if (digits.empty()) return 0;
+  for (char c : digits) {
+    int d = -1;
+    if (c >= '0' && c <= '9') d = c - '0';
+    else if (hex && c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    else if (hex && c >= 'A' && c <= 'F') d = c - 'A' + 10;
+    if (d < 0) return 0;
+    value = value * (hex ? 16 : 10) + static_cast<unsigned>(d);
+  }
+  return value >= 0x20 && value < 0x7f ? static_cast<char>(value) : 0;
+}
+
+}  // namespace
+
+std::string_view unescape_html(std::string_view line, std::string& scratch, bool& undone) {
+  undone = false;
+  size_t amp = line.find('&');
+  if (amp == std::string_view::npos || line.find(';', amp) == std::string_view::npos) return line;
+  scratch.clear();
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '&') {
+      size_t semi = line.find(';', i + 1);
+      if (semi != std::string_view::npos && semi - i <= 8) {
+        if (char c = html_character(line.substr(i + 1, semi - i - 1))) {
+          scratch += c;
+          i = semi;
+          undone = true;
+          continue;
+        }
+      }
+    }
+    scratch += line[i];
+  }
+  return undone ? std::string_view(scratch) : line;
 }
 
 std::string wrap(std::string_view text, size_t width, std::string_view indent) {

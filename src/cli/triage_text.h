@@ -16,6 +16,11 @@ std::string printable(std::string_view text, size_t max_bytes = 1000);
 // the result views either the line or scratch.
 std::string_view strip_ansi(std::string_view line, std::string& scratch);
 
+// The line with the HTML character references a web page's copy leaves in a log (&lt; &gt; &amp; &quot; &#39;,
+// numeric ones such as &#96; for a backtick) turned back into their characters. scratch holds the copy when one is
+// needed; the result views either the line or scratch; `undone` says whether any was.
+std::string_view unescape_html(std::string_view line, std::string& scratch, bool& undone);
+
 // Words of text on lines of at most width columns (counted in bytes; a longer word gets a line of its own), each
 // prefixed by indent and ended by '\n'.
 std::string wrap(std::string_view text, size_t width, std::string_view indent);

@@ -9,6 +9,12 @@ namespace {
 
 constexpr std::string_view kAssertion = "Assertion `";
 constexpr std::string_view kFailed = "` failed";
+constexpr std::string_view kAssertionWord = "Assertion ";           // a page may have dropped the backtick after it
+constexpr std::string_view kHipAssertion = "Device-side assertion `";  // ROCm's __assert_fail (hip_assert.h)
+constexpr std::string_view kHipFailed = "' failed";
+constexpr std::string_view kTritonAmd = "device assertion failed: '";  // Triton's AMD back-end (TargetInfo.cpp)
+constexpr std::string_view kTritonAmdIn = "', in ";
+constexpr std::string_view kAnyAssertion = "ssertion";  // in every record's words: a line without it holds none
 constexpr size_t kMaxRecords = 32;      // per line: more is not a driver's output
 constexpr size_t kMaxLinkedLine = 4096;  // a line with markdown links is rewritten into a buffer of this size
 constexpr size_t kMaxPath = 1024;        // longer is not a source path
@@ -148,6 +154,9 @@ size_t path_start(std::string_view head, size_t end) {
   while (start > limit && !is_space(head[start - 1]) &&
          std::string_view("`([{\"'<>|]").find(head[start - 1]) == std::string_view::npos)
     --start;
+  // "[rank1]:/pytorch/...": a prefix's colon glued to the path (another process's line spliced in) is not the path's.
+  while (start < end && head[start] == ':' && start + 1 < end && (head[start + 1] == '/' || head[start + 1] == '.'))
+    ++start;
   std::string_view token = head.substr(start, end - start);
   size_t dots = token.find("../");
   if (dots != std::string_view::npos && dots > 0) return start + dots;
@@ -326,59 +335,137 @@ __attribute__((noinline)) size_t parse_linked(std::string_view raw, DeviceMessag
 }  // namespace
 
 size_t parse_device_asserts(std::string_view raw, DeviceMessage* out, size_t capacity) {
-  if (raw.find(kAssertion) == std::string_view::npos) return 0;
+  if (raw.find(kAnyAssertion) == std::string_view::npos) return 0;
   if (raw.find("](") != std::string_view::npos && raw.size() <= kMaxLinkedLine) return parse_linked(raw, out, capacity);
   return parse_records(raw, out, capacity);
 }
 
 namespace {
 
-size_t parse_records(std::string_view line, DeviceMessage* out, size_t capacity) {
-  // The records: each "Assertion `" with a signature before it (one inside a condition has none).
-  struct Found {
-    size_t assertion;
-    Signature sig;
-  } found[kMaxRecords];
-  size_t n = 0;
-  for (size_t a = line.find(kAssertion); a != std::string_view::npos && n < kMaxRecords;
-       a = line.find(kAssertion, a + 1)) {
-    if (signature_before(line, a, found[n].sig)) found[n++].assertion = a;
-  }
+// A record's start in the line: where its head ends (its signature begins), where its condition begins, and what
+// ends the condition.
+struct Found {
+  size_t start = 0;
+  size_t condition = 0;
+  std::string_view closer;
+  Signature sig;
+  bool unquoted = false;
+  bool triton_amd = false;
+};
 
+// Every record of the line, in order: "Assertion " after a CUDA or SYCL signature (with the backtick, with a quote
+// a page put instead, or with none), HIP's "Device-side assertion `", Triton-on-AMD's "device assertion failed: '".
+size_t find_records(std::string_view line, Found (&found)[kMaxRecords]) {
+  size_t n = 0;
+  size_t a = line.find(kAssertionWord), h = line.find(kHipAssertion), t = line.find(kTritonAmd);
+  while (n < kMaxRecords && (a != std::string_view::npos || h != std::string_view::npos || t != std::string_view::npos)) {
+    size_t next = std::min({a, h, t});
+    Found f;
+    if (next == a) {
+      a = line.find(kAssertionWord, a + 1);
+      if (!signature_before(line, next, f.sig)) continue;
+      f.start = f.sig.start;
+      f.condition = next + kAssertionWord.size();
+      char quote = f.condition < line.size() ? line[f.condition] : '\0';
+      if (quote == '`') {
+        f.closer = kFailed;
+        ++f.condition;
+      } else if (quote == '\'' || quote == '"') {
+        f.closer = quote == '\'' ? std::string_view("' failed") : std::string_view("\" failed");
+        ++f.condition;
+        f.unquoted = true;
+      } else {
+        f.closer = " failed";
+        f.unquoted = true;
+      }
+    } else if (next == h) {
+      h = line.find(kHipAssertion, h + 1);
+      f.start = next;
+      f.condition = next + kHipAssertion.size();
+      f.closer = kHipFailed;
+      f.sig.dialect = DeviceDialect::hip;
+    } else {
+      t = line.find(kTritonAmd, t + 1);
+      f.start = next;
+      f.condition = next + kTritonAmd.size();
+      f.closer = kTritonAmdIn;
+      f.sig.dialect = DeviceDialect::hip;
+      f.triton_amd = true;
+    }
+    found[n++] = f;
+  }
+  return n;
+}
+
+// Triton-on-AMD's record, after its message: ", in <function> at <file>:<line>" up to the end of the line's text.
+void parse_triton_amd_tail(std::string_view tail, DeviceMessage& m) {
+  tail = trim(tail);
+  size_t at = tail.rfind(" at ");
+  if (at == std::string_view::npos) {
+    m.flags |= kMessageNoLocation | kMessageNoFunction;
+    return;
+  }
+  std::string_view function = trim(tail.substr(0, at)), where = trim(tail.substr(at + 4));
+  if (function_like(function)) {
+    copy_field(function, m.function, sizeof m.function);
+  } else {
+    m.flags |= kMessageNoFunction;
+  }
+  size_t colon = where.rfind(':');
+  uint32_t number = 0;
+  if (colon != std::string_view::npos && parse_uint(where.substr(colon + 1), number) &&
+      path_like(where.substr(0, colon))) {
+    copy_field(where.substr(0, colon), m.file, sizeof m.file);
+    m.line = number;
+  } else {
+    m.flags |= kMessageNoLocation;
+  }
+}
+
+size_t parse_records(std::string_view line, DeviceMessage* out, size_t capacity) {
+  Found found[kMaxRecords];
+  size_t n = find_records(line, found);
   size_t floor = 0;  // where the text of the record being read may begin: after the previous one
   for (size_t i = 0; i < n; ++i) {
     DeviceMessage m;
-    const Signature& sig = found[i].sig;
-    std::memcpy(m.block, sig.block, sizeof m.block);
-    std::memcpy(m.thread, sig.thread, sizeof m.thread);
-    m.dialect = sig.dialect;
-    size_t condition = found[i].assertion + kAssertion.size();
-    size_t next = i + 1 < n ? found[i + 1].sig.start : line.size();
-    // The condition runs to the last "` failed" before the next record (a condition may hold a backtick).
-    size_t failed = std::string_view::npos;
-    for (size_t f = line.find(kFailed, condition); f != std::string_view::npos && f < next;
-         f = line.find(kFailed, f + 1))
-      failed = f;
+    const Found& f = found[i];
+    std::memcpy(m.block, f.sig.block, sizeof m.block);
+    std::memcpy(m.thread, f.sig.thread, sizeof m.thread);
+    m.dialect = f.sig.dialect;
+    if (m.dialect == DeviceDialect::hip) m.flags |= kMessageNoPosition;
+    if (f.unquoted) m.flags |= kMessageUnquoted;
+    size_t next = i + 1 < n ? found[i + 1].start : line.size();
+    // The condition runs to the first closer before the next record: no condition holds "` failed" (one may hold a
+    // backtick). Another closer after it, before the next record, is a spliced line's tail.
+    size_t failed = line.find(f.closer, f.condition);
+    if (failed != std::string_view::npos && failed >= next) failed = std::string_view::npos;
     size_t end;
     if (failed == std::string_view::npos) {
       m.flags |= kMessageConditionCut;
       // Cut: up to the next record's head (its path), or the end of the line.
       size_t stop = next;
       if (i + 1 < n) {
-        Location at = find_location(line.substr(condition, next - condition));
-        if (at.file != std::string_view::npos) stop = condition + at.file;
+        Location at = find_location(line.substr(f.condition, next - f.condition));
+        if (at.file != std::string_view::npos) stop = f.condition + at.file;
       }
-      copy_field(trim(line.substr(condition, stop - condition)), m.condition, sizeof m.condition);
+      copy_field(trim(line.substr(f.condition, stop - f.condition)), m.condition, sizeof m.condition);
       end = stop;
     } else {
-      copy_field(line.substr(condition, failed - condition), m.condition, sizeof m.condition);
-      end = failed + kFailed.size();
-      if (end < line.size() && line[end] == '.') ++end;
+      copy_field(line.substr(f.condition, failed - f.condition), m.condition, sizeof m.condition);
+      end = failed + f.closer.size();
+      if (f.triton_amd) {
+        // The location follows the message: the record runs to the end of the line, or to the next record.
+        parse_triton_amd_tail(line.substr(end, next - end), m);
+        end = next;
+      } else if (end < line.size() && line[end] == '.') {
+        ++end;
+      }
+      if (line.substr(end, next - end).find(f.closer) != std::string_view::npos) m.flags |= kMessageGarbled;
     }
     std::string_view condition_text(m.condition);
     // Another record's signature inside the condition: lines spliced together, not a condition anyone wrote.
     if (find_device_assert_signature(condition_text) != std::string_view::npos) m.flags |= kMessageGarbled;
-    parse_head(line.substr(floor, sig.start - floor), m);
+    if (!f.triton_amd) parse_head(line.substr(floor, f.start - floor), m);
     floor = end;
     if (i < capacity) out[i] = m;
   }

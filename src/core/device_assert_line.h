@@ -4,11 +4,16 @@
 //                     (Triton and inductor print it too, with file "unknown", line 0, function "unknown"; old THC
 //                     and THCUNN with a whole signature as the function)
 //   Intel's SYCL      <file>:<line>: <function>: global id: [x,y,z], local id: [x,y,z] Assertion `<condition>` failed.
+//   AMD's HIP         <file>:<line>: <function>: Device-side assertion `<condition>' failed.
+//                     (ROCm's __assert_fail, hip_assert.h: no block or thread; PyTorch's ROCm builds print it from
+//                     1.9 to 2.1, and later when built with USE_ROCM_KERNEL_ASSERT)
+//   Triton on AMD     device assertion failed: '<message>', in <function> at <file>:<line>
 // and those lines as logs deliver them: without the final period, without a function (Windows builds), with Windows
 // paths, glued after other output (a progress bar, "Epoch 3:"), several on one line, rendered by a notebook or
 // markdown (a leading backtick, [path](target) links), cut off inside the condition, or with another thread's output
-// spliced in. The signature "block: [..], thread: [..] Assertion `" (or SYCL's) is what makes a record; the text
-// around it is trusted only where it is intact: a field that is not is left empty and the record marked garbled.
+// spliced in, or copied from a page that dropped the condition's backticks (or made them quotes). The signature
+// "block: [..], thread: [..] Assertion " (or SYCL's, or HIP's "Device-side assertion `") is what makes a record; the
+// text around it is trusted only where it is intact: a field that is not is left empty and the record marked garbled.
 // Never allocates: the live shim parses inside the program's writes.
 #pragma once
 
@@ -18,7 +23,7 @@
 
 namespace firstassert {
 
-enum class DeviceDialect : uint8_t { cuda, sycl };
+enum class DeviceDialect : uint8_t { cuda, sycl, hip };
 
 // What a record lacks or could not be trusted with (DeviceMessage::flags).
 enum DeviceMessageFlag : uint8_t {
@@ -26,14 +31,16 @@ enum DeviceMessageFlag : uint8_t {
   kMessageNoLocation = 1 << 1,    // no file:line could be read
   kMessageConditionCut = 1 << 2,  // the record ends inside its condition (a log cut, a line cut short)
   kMessageGarbled = 1 << 3,       // other output was spliced in: only the intact fields were kept
+  kMessageNoPosition = 1 << 4,    // the dialect prints no block and thread (HIP, Triton on AMD): they read 0
+  kMessageUnquoted = 1 << 5,      // the condition's backticks were missing or other quotes (a page's rendering)
 };
 
 struct DeviceMessage {
   char file[256] = {};
   uint32_t line = 0;
   char function[256] = {};
-  uint32_t block[3] = {};   // SYCL: the global id
-  uint32_t thread[3] = {};  // SYCL: the local id
+  uint32_t block[3] = {};   // SYCL: the global id; HIP: none (kMessageNoPosition)
+  uint32_t thread[3] = {};  // SYCL: the local id; HIP: none
   char condition[512] = {};
   int64_t wall_ns = 0;
   DeviceDialect dialect = DeviceDialect::cuda;

@@ -153,6 +153,16 @@ const GoldenCase kCases[] = {
     {"single_rank", {"single_rank.log"}, 0, "", ""},
     {"decoys", {"decoys.log"}, 0, "", ""},
     {"pasted", {"pasted.log"}, 0, "", ""},  // quoted, indented as a code block, mpirun's tags
+    // Forms a page or a platform gives the lines: ROCm's HIP line, HTML escapes, lost backticks, a log cut at the
+    // top (the first complete assertion is taken, the fragment before it shown as one), two ranks' lines spliced
+    // (each record keeps its own prefix's rank; a watchdog line names none), a Colab Drive path with blanks.
+    {"rocm", {"rocm.log"}, 0, "", ""},
+    {"html_escaped", {"html_escaped.log"}, 0, "", ""},
+    {"unquoted", {"unquoted.log"}, 0, "", ""},
+    {"fragment_first", {"fragment_first.log"}, 0, "", ""},
+    {"spliced_ranks", {"spliced_ranks.log"}, 0, "", ""},
+    {"drive_path", {"drive_path.log"}, 0, "", ""},
+    {"spliced_ranks_json", {"--json", "spliced_ranks.log"}, 0, "", ""},
     // Other containers of the same lines: a saved notebook, a log service's JSON records.
     {"notebook", {"notebook.ipynb"}, 0, "", ""},
     {"json_records", {"json_records.log"}, 0, "", ""},

@@ -35,12 +35,14 @@ std::string flags_text(const DeviceMessage& m) {
   add(kMessageNoLocation, "no-location");
   add(kMessageConditionCut, "condition-cut");
   add(kMessageGarbled, "garbled");
+  add(kMessageNoPosition, "no-position");
+  add(kMessageUnquoted, "unquoted");
   return out;
 }
 
 std::string render(const DeviceMessage& m) {
   std::ostringstream out;
-  out << (m.dialect == DeviceDialect::sycl ? "sycl" : "cuda") << " file=" << m.file << " line=" << m.line
+  out << (m.dialect == DeviceDialect::sycl ? "sycl" : m.dialect == DeviceDialect::hip ? "hip" : "cuda") << " file=" << m.file << " line=" << m.line
       << " function=" << m.function << " block=" << m.block[0] << "," << m.block[1] << "," << m.block[2]
       << " thread=" << m.thread[0] << "," << m.thread[1] << "," << m.thread[2] << " condition=" << m.condition
       << " flags=" << flags_text(m);
