@@ -484,9 +484,12 @@ size_t find_last_device_assert_signature(std::string_view line) {
 bool device_assert_incomplete(std::string_view text) {
   size_t last = find_last_device_assert_signature(text);
   if (last == std::string_view::npos) return false;
-  size_t assertion = text.find(kAssertion, last);
+  size_t assertion = text.find(kAssertionWord, last);
   if (assertion == std::string_view::npos) return true;
-  return text.find(kFailed, assertion + kAssertion.size()) == std::string_view::npos;
+  size_t condition = assertion + kAssertionWord.size();
+  if (condition < text.size() && text[condition] == '`') return text.find(kFailed, condition) == std::string_view::npos;
+  return text.find(" failed", condition) == std::string_view::npos &&
+         text.find("' failed", condition) == std::string_view::npos;  // a condition whose backticks a page dropped
 }
 
 bool ends_like_device_assert_head(std::string_view text) {
