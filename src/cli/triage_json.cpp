@@ -108,6 +108,7 @@ void write_json(const Findings& f, std::ostream& out) {
         {"reassembled_lines", f.reassembled_lines},
         {"cut_conditions", f.cut_conditions},
         {"html_unescaped_lines", f.html_unescaped_lines},
+        {"emphasis_lines", f.emphasis_lines},
         {"unquoted_conditions", f.unquoted_conditions},
         {"first_group", f.groups.empty() ? json(nullptr) : json(first_complete_group(f))},
         {"groups", groups}}},

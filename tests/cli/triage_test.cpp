@@ -162,6 +162,9 @@ const GoldenCase kCases[] = {
     {"fragment_first", {"fragment_first.log"}, 0, "", ""},
     {"spliced_ranks", {"spliced_ranks.log"}, 0, "", ""},
     {"drive_path", {"drive_path.log"}, 0, "", ""},
+    {"page_markup", {"page_markup.log"}, 0, "", ""},            // markdown emphasis around the condition
+    {"grep_numbered", {"grep_numbered.log"}, 0, "", ""},        // grep -n's numbers glued before the path
+    {"wrapped_signature", {"wrapped_signature.log"}, 0, "", ""},  // a break right after "block:"
     {"spliced_ranks_json", {"--json", "spliced_ranks.log"}, 0, "", ""},
     // Other containers of the same lines: a saved notebook, a log service's JSON records.
     {"notebook", {"notebook.ipynb"}, 0, "", ""},

@@ -255,7 +255,6 @@ TEST(Hints, MultinomialAcrossVersions) {
       {"THCNumerics<T>::ge(val, zero)", "void THCTensor_clampKernel(T *, long) [with T = float]",
        "/pytorch/aten/src/THC/THCTensorMathPointwise.cuh", "(none)"},
       {"cumdist[size - 1] > static_cast<scalar_t>(0)", "", "", "(none)"},
-      {"input[0] != 0", "_assert_async_cuda_kernel", "/pytorch/aten/src/ATen/native/cuda/TensorCompare.cu", "(none)"},
       {"probability tensor contains either", "_assert_async_cuda_kernel", "TensorCompare.cu", "(none)"},
   };
   expect_hints(cases);
@@ -435,8 +434,6 @@ TEST(Hints, ClassIndexAcrossVersions) {
        "void cunn_ClassNLLCriterion_updateOutput_kernel1(Dtype *, Dtype *, Dtype *, long *, Dtype *, int, int, long) "
        "[with Dtype = float]",
        "/pytorch/aten/src/THCUNN/ClassNLLCriterion.cu", "(none)"},
-      {"index >= 0", "nll_loss_backward_reduce_cuda_kernel_2d", "/pytorch/aten/src/ATen/native/cuda/Loss.cu", "(none)"},
-      {"input_index >= 0", "nll_loss2d_forward_kernel", "/pytorch/aten/src/ATen/native/cuda/NLLLoss2d.cu", "(none)"},
   };
   expect_hints(cases);
 }
@@ -473,6 +470,31 @@ TEST(Hints, MultiMarginEmbeddingBagAndMaskedScatter) {
       {"totalElements <= srcSize", "my_kernel", "/src/ops/pack.cu", "(none)"},
   };
   expect_hints(cases);
+}
+
+// Checks whose condition names no user value: the kernel's file or function decides, and the hint says what the
+// check is about (an asynchronous check, a dtype without a cast, an index that overflowed), never a label problem.
+TEST(Hints, ChecksThatAreNotAboutAValue) {
+  const Expect cases[] = {
+      {"input[0] != 0", "_assert_async_cuda_kernel", "/pytorch/aten/src/ATen/native/cuda/TensorCompare.cu",
+       "assert-async-failed"},
+      {"input[0] != 0", "", "C:\\actions-runner\\_work\\pytorch\\aten\\src\\ATen\\native\\cuda\\TensorCompare.cu",
+       "assert-async-failed"},
+      {"input[0] != 0", "my_kernel", "/src/ops/mine.cu", "(none)"},
+      {"false", "", "C:\\actions-runner\\_work\\pytorch\\c10/core/DynamicCast.h", "unsupported-dtype-cast"},
+      {"false", "operator()", "/pytorch/c10/core/DynamicCast.h", "unsupported-dtype-cast"},
+      {"false", "my_kernel", "/src/ops/mine.cu", "(none)"},
+      {"input_index >= 0", "nll_loss2d_forward_kernel", "/pytorch/aten/src/ATen/native/cuda/NLLLoss2d.cu",
+       "nll-loss-index-overflow"},
+      {"index >= 0", "nll_loss_backward_reduce_cuda_kernel_2d", "/pytorch/aten/src/ATen/native/cuda/Loss.cu",
+       "nll-loss-index-overflow"},
+      {"index >= 0", "indexing_kernel", "/src/ops/mine.cu", "(none)"},
+      {"input_index >= 0", "my_kernel", "/src/ops/mine.cu", "(none)"},
+  };
+  for (const Expect& c : cases) {
+    EXPECT_EQ(id_of(find_hint({c.condition, c.function, c.file, 710})), c.id)
+        << "condition \"" << c.condition << "\", function \"" << c.function << "\", file \"" << c.file << "\"";
+  }
 }
 
 TEST(Hints, CompiledKernelsAcrossForms) {
