@@ -23,45 +23,22 @@ import tempfile
 import unittest
 
 HERE = pathlib.Path(__file__).resolve().parent
-JOBS = HERE / "jobs"
 TORCH_PYTHON, SIM_DIR, FIRSTASSERT, PACKAGE_ROOT = sys.argv[1:5]
 del sys.argv[1:5]
 
+sys.path.insert(0, str(HERE))
+import sim_job  # noqa: E402
+from sim_job import JOBS, marked  # noqa: E402
+
 
 def simulated_gpu_env(device_code=True):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FIRSTASSERT_") and k != "LD_PRELOAD"}
-    env["LD_LIBRARY_PATH"] = f"{SIM_DIR}:{SIM_DIR}/standins"
-    if device_code:
-        env["SIMCUDA_DEVICE_CODE"] = f"{SIM_DIR}/aten/libsimaten.so"
-    else:
-        env.pop("SIMCUDA_DEVICE_CODE", None)
-    env["PYTHONPATH"] = PACKAGE_ROOT
-    return env
+    return sim_job.simulated_gpu_env(SIM_DIR, PACKAGE_ROOT, device_code)
 
 
-def marked(job, mark):
-    """(line number, the text after the mark) of the one line of the job whose comment is the mark."""
-    lines = (JOBS / job).read_text().splitlines()
-    found = [(number, text.split(mark, 1)[1].strip()) for number, text in enumerate(lines, start=1)
-             if "  " + mark in text]
-    assert len(found) == 1, f"{job} marks {len(found)} lines with {mark!r}"
-    return found[0]
-
-
-class Run:
+class Run(sim_job.Run):
     def __init__(self, arguments, values="probe", shim=True, device_code=True, timeout=300):
-        self.reports = tempfile.mkdtemp(prefix="firstassert-probe-")
-        command = [TORCH_PYTHON] + arguments
-        if shim:
-            command = [FIRSTASSERT, "run", "--values=" + values, "--dir", self.reports, "--"] + command
-        done = subprocess.run(command, env=simulated_gpu_env(device_code), capture_output=True, text=True,
-                              timeout=timeout)
-        self.status, self.stdout, self.stderr = done.returncode, done.stdout, done.stderr
-        self.report_paths = sorted(pathlib.Path(self.reports).glob("firstassert-*.json"))
-
-    def report(self):
-        assert self.report_paths, f"no report was written; stderr:\n{self.stderr[-4000:]}"
-        return json.loads(self.report_paths[-1].read_text())
+        super().__init__([TORCH_PYTHON] + arguments, FIRSTASSERT, SIM_DIR, PACKAGE_ROOT, options=["--values=" + values],
+                         shim=shim, device_code=device_code, timeout=timeout)
 
 
 class EveryFamily(unittest.TestCase):

@@ -7,49 +7,32 @@ usage: torch_test.py TORCH_PYTHON SIM_DIR FIRSTASSERT PYTHON_PACKAGE_ROOT [unitt
 """
 import json
 import mmap
-import os
 import pathlib
 import subprocess
 import sys
 import tempfile
 import unittest
 
-JOBS = pathlib.Path(__file__).resolve().parent / "jobs"
 TORCH_PYTHON, SIM_DIR, FIRSTASSERT, PACKAGE_ROOT = sys.argv[1:5]
 del sys.argv[1:5]
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import sim_job  # noqa: E402
+from sim_job import JOBS  # noqa: E402
+
 
 def simulated_gpu_env(extra=None):
-    """The environment scripts/simtorch gives a job: torch on the simulator's libraries and ATen models."""
-    env = dict(os.environ)
-    env["LD_LIBRARY_PATH"] = f"{SIM_DIR}:{SIM_DIR}/standins"
-    env["SIMCUDA_DEVICE_CODE"] = f"{SIM_DIR}/aten/libsimaten.so"
-    env["PYTHONPATH"] = PACKAGE_ROOT
-    env.pop("LD_PRELOAD", None)
-    env.update(extra or {})
-    return env
+    return sim_job.simulated_gpu_env(SIM_DIR, PACKAGE_ROOT, extra=extra)
 
 
 def marked_line(job, mark="# the culprit"):
-    lines = (JOBS / job).read_text().splitlines()
-    found = [number for number, text in enumerate(lines, start=1) if text.rstrip().endswith(mark)]
-    assert len(found) == 1, f"{job} marks {len(found)} lines with {mark!r}"
-    return found[0]
+    return sim_job.marked(job, mark)[0]
 
 
-class Run:
+class Run(sim_job.Run):
     def __init__(self, job, shim=True, env=None, timeout=300):
-        self.reports = tempfile.mkdtemp(prefix="firstassert-torch-")
-        command = [TORCH_PYTHON, str(JOBS / job)]
-        if shim:
-            command = [FIRSTASSERT, "run", "--dir", self.reports, "--"] + command
-        done = subprocess.run(command, env=simulated_gpu_env(env), capture_output=True, text=True, timeout=timeout)
-        self.status, self.stdout, self.stderr = done.returncode, done.stdout, done.stderr
-        self.report_paths = sorted(pathlib.Path(self.reports).glob("firstassert-*.json"))
-
-    def report(self):
-        assert self.report_paths, f"no report was written; stderr:\n{self.stderr[-4000:]}"
-        return json.loads(self.report_paths[-1].read_text())
+        super().__init__([TORCH_PYTHON, str(JOBS / job)], FIRSTASSERT, SIM_DIR, PACKAGE_ROOT, shim=shim, env=env,
+                         timeout=timeout)
 
 
 class TorchJobs(unittest.TestCase):
