@@ -19,10 +19,12 @@ for step in range(5):
         y[3] = classes  # the bad value: target[3] = 10
     y = y.cuda()
     loss = nn.functional.cross_entropy(model(x), y)  # the culprit
+    # The loss is read before backward, as the other jobs log it: autograd's thread meeting the lost context would
+    # terminate the process before Python's exit handlers run.
+    average = loss.detach().cpu()
     opt.zero_grad()
     loss.backward()
     opt.step()
-    average = loss.detach().cpu()
     dist.all_reduce(average)
 print(f"rank {rank} done")
 dist.destroy_process_group()
