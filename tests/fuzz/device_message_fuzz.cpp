@@ -24,8 +24,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = 0; i < (n < 4 ? n : 4); ++i) {
     const firstassert::DeviceMessage& r = records[i];
     if (std::memchr(r.file, '\0', sizeof r.file) == nullptr || std::memchr(r.function, '\0', sizeof r.function) == nullptr ||
-        std::memchr(r.condition, '\0', sizeof r.condition) == nullptr || (r.flags & ~0x0f) != 0)
+        std::memchr(r.condition, '\0', sizeof r.condition) == nullptr || (r.flags & ~0x3f) != 0)
       __builtin_trap();
+    // Only HIP's records lack a block and thread, and all of them do.
+    if (r.has(firstassert::kMessageNoPosition) != (r.dialect == firstassert::DeviceDialect::hip)) __builtin_trap();
     if (r.has(firstassert::kMessageNoLocation) && r.line != 0) __builtin_trap();  // a line number never invented
   }
   firstassert::DeviceMessage m;
