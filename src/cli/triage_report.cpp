@@ -219,7 +219,7 @@ void write_limits(const Findings& f, std::ostream& out) {
          "  - the host stack (Python and native) that launched it: the traceback points at a later call.\n"
          "To have them, rerun the job under firstassert:\n"
          "  firstassert run -- <command>\n"
-         "  LD_PRELOAD=libfirstassert.so <command>\n";
+         "  LD_PRELOAD=$(firstassert lib) <command>\n";
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <string>
 
 namespace firstassert {
 
@@ -15,8 +16,18 @@ std::string demangle(const char* mangled) {
 }
 
 std::string short_kernel_name(const std::string& demangled) {
-  // Cut the parameter list and template arguments from the end, then the qualifiers and return type.
+  // A member function's trailing qualifiers ("operator()() const", a lambda's) are not its name.
   std::string name = demangled;
+  for (bool cut = true; cut;) {
+    cut = false;
+    for (const char* qualifier : {" const", " volatile", " &&", " &", " noexcept"}) {
+      if (name.ends_with(qualifier)) {
+        name.resize(name.size() - std::char_traits<char>::length(qualifier));
+        cut = true;
+      }
+    }
+  }
+  // Cut the parameter list and template arguments from the end, then the qualifiers and return type.
   int depth = 0;
   size_t cut = name.size();
   for (size_t i = name.size(); i-- > 0;) {
@@ -31,7 +42,8 @@ std::string short_kernel_name(const std::string& demangled) {
   name = name.substr(0, cut);
   while (!name.empty() && (name.back() == '>' || name.back() == ')')) name.pop_back();
   size_t start = name.find_last_of(": ");
-  return start == std::string::npos ? name : name.substr(start + 1);
+  std::string last = start == std::string::npos ? name : name.substr(start + 1);
+  return last == "operator" ? "operator()" : last;  // a lambda's or functor's call, as the device's lines name it
 }
 
 std::string without_clone_suffix(const std::string& demangled) {

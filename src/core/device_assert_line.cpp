@@ -7,7 +7,6 @@
 namespace firstassert {
 namespace {
 
-constexpr std::string_view kAssertion = "Assertion `";
 constexpr std::string_view kFailed = "` failed";
 constexpr std::string_view kAssertionWord = "Assertion ";           // a page may have dropped the backtick after it
 constexpr std::string_view kHipAssertion = "Device-side assertion `";  // ROCm's __assert_fail (hip_assert.h)

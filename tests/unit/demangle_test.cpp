@@ -78,4 +78,14 @@ TEST(ShortKernelName, MalformedInputDoesNotCrash) {
 }
 
 }  // namespace
+// A host frame inside a lambda, as the stack of a launch shows it: the call operator, not its qualifier.
+TEST(Demangle, ALambdasCallOperatorIsNamedAsTheDevicesLinesNameIt) {
+  EXPECT_EQ(short_kernel_name("void at::native::(anonymous namespace)::nll_loss_forward_out_cuda_template(at::Tensor "
+                              "const&, at::Tensor const&)::{lambda()#1}::operator()() const::{lambda()#2}::operator()() "
+                              "const"),
+            "operator()");
+  EXPECT_EQ(short_kernel_name("at::native::Functor::operator()(float) const &&"), "operator()");
+  EXPECT_EQ(short_kernel_name("void at::native::kernel<float>(float*) const"), "kernel");
+}
+
 }  // namespace firstassert
