@@ -26,7 +26,7 @@ struct Recording {
   GraphBreadcrumbs* graphs = nullptr;  // the kernel nodes of CUDA graphs (and their breadcrumbs, when on)
   SyncPolicy* sync = nullptr;
   unsigned stack_depth = 0;  // native frames per launch; 0: none
-  bool python = false;       // Python frames per launch, when the launching thread holds the GIL
+  bool python = false;       // Python frames per launch, read from the interpreter with or without the GIL
 };
 
 void start(const Recording& recording);
