@@ -3,8 +3,9 @@
 Workflow in brief:
 1. Before a covered op runs on CUDA tensors, the tensors its checks read (labels, ids, indices, offsets, lengths,
    binary_cross_entropy's and multinomial's probabilities: ops.Check.reads) are copied into a ring of pinned host
-   memory with asynchronous copies in the op's stream, ahead of its kernels: the job never waits for them. The
-   other tensor arguments are kept as shapes only (no reference to the job's tensors is held).
+   memory with asynchronous copies in the op's stream, ahead of its kernels: the job never waits for them (once
+   per device, at its first probed call, the stamps' numbers are copied there, which waits). The other tensor
+   arguments are kept as shapes only (no reference to the job's tensors is held).
 2. The op runs between two readings of the shim's launch count (firstassert_launch_count): the launches its thread
    made in between are the op's.
 3. When a sticky error has been reported (at exit, after a failing notebook cell, or when asked: publish()), each
