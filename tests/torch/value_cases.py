@@ -186,4 +186,8 @@ CASES = [
     Case("cross_entropy over sequences (3-D input): the label is named at its place in the user's target",
          lambda d: F.cross_entropy(*on(d, data(2, 10, 4), labels(8, 10, 7, 10).view(2, 4))),
          lambda d: F.cross_entropy(*on(d, data(2, 10, 4), labels(8, 10).view(2, 4))), IndexError, "target[1, 3] = 10"),
+    # Two index tensors: each copy has a place of its own in the probe's memory.
+    Case("x[i, j]: the second of two index tensors past its dimension",
+         lambda d: on(d, W)[on(d, ids(1, 2)), on(d, ids(0, 3))],
+         lambda d: on(d, W)[on(d, ids(1, 2)), on(d, ids(0, 2))], IndexError, "indices[1][1] = 3", same_words=False),
 ]

@@ -186,14 +186,6 @@ class Ring:
         return copy.view(kept.view_shape) if kept.view_shape is not None else copy
 
 
-def _bytes(value):
-    if isinstance(value, torch.Tensor):
-        return value.numel() * value.element_size()
-    if isinstance(value, (list, tuple)):
-        return sum(_bytes(item) for item in value)
-    return 0
-
-
 def _tensors(value):
     if isinstance(value, torch.Tensor):
         yield value
@@ -271,10 +263,12 @@ class Probes:
         """Keeps what the checks of this call read; a Call to complete with run(), or None (not probed)."""
         if self.launch_count() is None or not self._allocate():
             return None
-        devices = {t.device for name in reads for t in _tensors(named.get(name)) if t.device.type != "cpu"}
+        copied = [t for name in reads for t in _tensors(named.get(name)) if t.device.type != "cpu"]
+        devices = {t.device for t in copied}
         if len(devices) != 1:
             return None  # nothing on a GPU to copy (the op is checked on its device argument alone), or several
-        size = sum(self.ring.span(_bytes(named.get(name))) for name in reads)
+        # Each copy starts on its own boundary (_keep), so a list of index tensors takes a span for each.
+        size = sum(self.ring.span(t.numel() * t.element_size()) for t in copied)
         call = Call(op, conditions)
         if size > self.ring.size // 4:
             call.lost = "its checked tensors hold %.2f MiB, more than the probe copies for one call (%.2f MiB)" % (
