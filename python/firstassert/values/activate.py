@@ -36,8 +36,8 @@ def parse(value, origin):
 
 
 def set_mode(value, origin="firstassert.values.set_mode()"):
-    """Sets the values mode ('off', 'check' or 'probe') and returns the mode now in force. Before torch is imported, it takes
-    effect when torch is; a bad value is one line, and off."""
+    """Sets the values mode ('off', 'check' or 'probe') and returns the mode now in force. Before torch is imported,
+    it takes effect when torch is; a bad value is one line, and off."""
     wanted = parse(value, origin) or "off"
     _state["mode"] = wanted
     if "torch" in sys.modules:

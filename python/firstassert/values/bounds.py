@@ -34,3 +34,26 @@ def in_range(op, argument, index, low, high, bound, words, error_class, noun=("i
                             notes=notes)
 
     return Condition(bad, values, report)
+
+
+def dim_words(prefix=""):
+    """words(dim, size) for PyTorch's CPU message of an index along a dimension: "index 10 is out of bounds for
+    dimension 1 with size 10", after prefix."""
+    return lambda dim, size: lambda where: "%sindex %d is out of bounds for dimension %d with size %d" % (
+        prefix, where.value, dim, size)
+
+
+def along_dim(op, low_is_negative, words, error_class):
+    """The check of args['index'] along args['dim'] of args['self']: [-size, size) when the op wraps negative
+    indices, else [0, size); words(dim, size) gives PyTorch's CPU words for the offending element."""
+
+    def conditions(args):
+        self, dim, index = args["self"], args["dim"], args["index"]
+        if not isinstance(dim, int):
+            return []  # a named dimension: left to PyTorch
+        dim = wrapped(dim, self)
+        size = dim_size(self, dim)
+        return [in_range(op, "index", index, -size if low_is_negative else 0, size,
+                         "self.shape[%d] = %d" % (dim, size), words(dim, size), error_class)]
+
+    return conditions

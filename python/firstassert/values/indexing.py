@@ -18,29 +18,9 @@ PyTorch's conditions (2.15):
 
 import torch
 
-from .bounds import dim_size, in_range, wrapped
+from .bounds import along_dim, dim_size, dim_words, in_range
 from .errors import ValuesIndexError, ValuesRuntimeError
 from .ops import Check
-
-
-def _dim_words(prefix=""):
-    return lambda dim, size: lambda where: "%sindex %d is out of bounds for dimension %d with size %d" % (
-        prefix, where.value, dim, size)
-
-
-def _along_dim(op, low_is_negative, words, error_class):
-    """A check of args['index'] along args['dim'] of args['self']."""
-
-    def conditions(args):
-        self, dim, index = args["self"], args["dim"], args["index"]
-        if not isinstance(dim, int):
-            return []  # a named dimension: left to PyTorch
-        dim = wrapped(dim, self)
-        size = dim_size(self, dim)
-        return [in_range(op, "index", index, -size if low_is_negative else 0, size,
-                         "self.shape[%d] = %d" % (dim, size), words(dim, size), error_class)]
-
-    return conditions
 
 
 def advanced(op):
@@ -55,7 +35,7 @@ def advanced(op):
                     break  # too many indices: PyTorch says so itself
                 size = dim_size(self, dim)
                 found.append(in_range(op, "indices[%d]" % position, index, -size, size,
-                                      "self.shape[%d] = %d" % (dim, size), _dim_words()(dim, size), ValuesIndexError))
+                                      "self.shape[%d] = %d" % (dim, size), dim_words()(dim, size), ValuesIndexError))
             dim += index.dim() if index is not None and index.dtype in (torch.bool, torch.uint8) else 1
         return found
 
@@ -75,16 +55,16 @@ def take(op):
 
 CHECKS = [
     Check(("index_select",), "self",
-          _along_dim("index_select", False, lambda dim, size: lambda where: "index out of range in self",
+          along_dim("index_select", False, lambda dim, size: lambda where: "index out of range in self",
                      ValuesIndexError), reads=("index",)),
     Check(("index",), "self", advanced("index (x[indices])"), reads=("indices",)),
     Check(("index_put_", "index_put", "_index_put_impl_"), "self", advanced("index_put_ (x[indices] = values)"),
           reads=("indices",)),
     Check(("index_fill_", "index_fill"), "self",
-          _along_dim("index_fill_ (x[index] = scalar)", True, _dim_words(), ValuesIndexError), reads=("index",)),
+          along_dim("index_fill_ (x[index] = scalar)", True, dim_words(), ValuesIndexError), reads=("index",)),
     Check(("index_copy_", "index_copy"), "self",
-          _along_dim("index_copy_", False, _dim_words("index_copy_(): "), ValuesIndexError), reads=("index",)),
-    Check(("index_add_", "index_add"), "self", _along_dim("index_add_", False, _dim_words(), ValuesRuntimeError),
+          along_dim("index_copy_", False, dim_words("index_copy_(): "), ValuesIndexError), reads=("index",)),
+    Check(("index_add_", "index_add"), "self", along_dim("index_add_", False, dim_words(), ValuesRuntimeError),
           reads=("index",)),
     Check(("take",), "self", take("take"), reads=("index",)),
     Check(("put_", "put"), "self", take("put_"), reads=("index",)),

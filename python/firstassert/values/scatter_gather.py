@@ -9,28 +9,20 @@ F.one_hot on CUDA is zeros(...).scatter_(-1, labels.unsqueeze(-1), 1) (Onehot.cp
 scatter"): one_hot.py names it first, in one_hot's words; this check is what remains where that one is unavailable.
 """
 
-from .bounds import dim_size, in_range, wrapped
+from .bounds import along_dim, dim_words
 from .errors import ValuesRuntimeError
 from .ops import Check
 
 
-def along_dim(op):
-    def conditions(args):
-        self, dim, index = args["self"], args["dim"], args["index"]
-        if not isinstance(dim, int):
-            return []  # a named dimension: left to PyTorch
-        dim = wrapped(dim, self)
-        size = dim_size(self, dim)
-        return [in_range(op, "index", index, 0, size, "self.shape[%d] = %d" % (dim, size),
-                         lambda where: "index %d is out of bounds for dimension %d with size %d" % (
-                             where.value, dim, size), ValuesRuntimeError)]
-
-    return conditions
+def _index_along_dim(op):
+    """[0, self.shape[dim]): no negative wrap; PyTorch's CPU words: "index 10 is out of bounds for dimension 1 with
+    size 10"."""
+    return along_dim(op, False, dim_words(), ValuesRuntimeError)
 
 
 CHECKS = [
-    Check(("gather",), "self", along_dim("gather"), reads=("index",)),
-    Check(("scatter", "scatter_"), "self", along_dim("scatter"), reads=("index",)),
-    Check(("scatter_add", "scatter_add_"), "self", along_dim("scatter_add"), reads=("index",)),
-    Check(("scatter_reduce", "scatter_reduce_"), "self", along_dim("scatter_reduce"), reads=("index",)),
+    Check(("gather",), "self", _index_along_dim("gather"), reads=("index",)),
+    Check(("scatter", "scatter_"), "self", _index_along_dim("scatter"), reads=("index",)),
+    Check(("scatter_add", "scatter_add_"), "self", _index_along_dim("scatter_add"), reads=("index",)),
+    Check(("scatter_reduce", "scatter_reduce_"), "self", _index_along_dim("scatter_reduce"), reads=("index",)),
 ]
