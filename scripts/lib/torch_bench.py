@@ -297,13 +297,21 @@ class ActivityCollector:
 # ---- the worker's modes -------------------------------------------------------------------------------------------
 
 
-def worker_count(model_name, steps, warmup):
+def warmed_up(model_name, warmup):
+    """The model's step function, after `warmup` steps and a synchronization: what every mode measures from."""
     import torch
 
     step = make_loop(model_name)
     for number in range(warmup):
         step(number)
     torch.cuda.synchronize()
+    return step
+
+
+def worker_count(model_name, steps, warmup):
+    import torch
+
+    step = warmed_up(model_name, warmup)
     counter = CallCounter()
     tagger = op_tagger(counter)
     with tagger:
@@ -321,10 +329,7 @@ def worker_count(model_name, steps, warmup):
 def worker_inflight(model_name, steps, warmup):
     import torch
 
-    step = make_loop(model_name)
-    for number in range(warmup):
-        step(number)
-    torch.cuda.synchronize()
+    step = warmed_up(model_name, warmup)
     collector = ActivityCollector()
     collector.enable(True)
     started = time.perf_counter()
@@ -356,10 +361,7 @@ def worker_plain(model_name, steps, warmup):
 
     toggle = os.environ.get("TORCH_BENCH_TOGGLE")
     toggle = ctypes.CDLL(toggle) if toggle else None
-    step = make_loop(model_name)
-    for number in range(warmup):
-        step(number)
-    torch.cuda.synchronize()
+    step = warmed_up(model_name, warmup)
     if toggle:
         toggle.torch_bench_start()
     for number in range(warmup, warmup + steps):
