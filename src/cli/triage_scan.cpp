@@ -287,7 +287,7 @@ void Scanner::line(std::string_view raw, bool cut, bool part_of_last) {
   }
   // The driver prints its lines between a program's lines, never inside a traceback. Another process's line may
   // have been spliced into this one, with its own launcher prefix: each piece is read with its own rank.
-  if (size_t splice = inline_rank_prefix(l.full); splice != std::string_view::npos) {
+  if (inline_rank_prefix(l.full) != std::string_view::npos) {
     bool any = false;
     std::string_view rest = l.full;
     int rank = l.rank;
