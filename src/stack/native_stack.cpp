@@ -49,6 +49,40 @@ bool in_own_object(uintptr_t pc) {
          dladdr(reinterpret_cast<const void*>(pc), &of_pc) != 0 && own.dli_fbase == of_pc.dli_fbase;
 }
 
+// The checks a learned walk is repeated under (stack_memo.h): a word and the value it held during the walk.
+struct WalkChecks {
+  stack_memo::Entry& e;
+  size_t count = 0;
+  bool add(uintptr_t address, uintptr_t value) {
+    if (count == stack_memo::kMaxChecks) return false;
+    e.checks[count++] = {address, value};
+    return true;
+  }
+};
+
+// A frame whose rbp points into it (sp <= rbp < cfa): its CFA may come from rbp (a frame pointer's at CFA - 16,
+// libffi's at CFA - 32) or from the word below it (GCC's realigned frames keep the CFA at rbp - 8), so both are part
+// of the walk. Only a slot outside the capturing function's frame is checked, or its frame pointer's: another save of
+// its own may not have happened yet when a check runs. An rbp that can only have come from the capturing function
+// (its register or a save of its own) makes the walk uncheckable, unless the frame is one of this build's own (the
+// capture's caller) and its CFA is none rbp gives: then rbp is a pointer the caller holds to a local, and the CFA
+// came from rsp. False when the walk cannot be checked.
+inline bool check_frame_pointer(WalkChecks& checks, uintptr_t own_rbp_slot, uintptr_t ip, uintptr_t sp, uintptr_t rbp,
+                                const unw_save_loc_t& rbp_from, uintptr_t cfa) {
+  bool outside = rbp_from.type == UNW_SLT_MEMORY &&
+                 (rbp_from.u.addr >= checks.e.cfa || rbp_from.u.addr == own_rbp_slot);
+  if (!outside) {
+    const uintptr_t below = rbp - sizeof(uintptr_t);
+    bool cfa_from_rbp = cfa == rbp + 2 * sizeof(uintptr_t) || cfa == rbp + 4 * sizeof(uintptr_t) || below < sp ||
+                        *reinterpret_cast<const uintptr_t*>(below) == cfa;
+    return !cfa_from_rbp && in_own_object(ip);
+  }
+  if (!checks.add(rbp_from.u.addr, rbp)) return false;
+  if (cfa == rbp + 2 * sizeof(uintptr_t)) return true;
+  uintptr_t below = rbp - sizeof(uintptr_t);
+  return below >= sp && checks.add(below, *reinterpret_cast<const uintptr_t*>(below));
+}
+
 // The walk libunwind's cursor makes from the capturing function, with where each value it depended on came from
 // (stack_memo.h): the frames from its caller outwards into e, and the checks that make it repeatable. False when the
 // walk cannot be checked.
@@ -62,16 +96,12 @@ __attribute__((always_inline)) inline bool learn_walk(stack_memo::Entry& e, size
   if (unw_get_reg(&cursor, UNW_X86_64_RBP, &own_rbp) != 0) return false;
   const uintptr_t own_rbp_slot = own_rbp + 2 * sizeof(uintptr_t) == e.cfa ? e.cfa - 2 * sizeof(uintptr_t) : 0;
   if (unw_step(&cursor) <= 0) return false;  // to the caller: frames[0]
-  size_t count = 0, checks = 0;
-  auto check = [&](uintptr_t address, uintptr_t value) {
-    if (checks == stack_memo::kMaxChecks) return false;
-    e.checks[checks++] = {address, value};
-    return true;
-  };
+  size_t count = 0;
+  WalkChecks checks{e};
   unw_word_t ip = 0, sp = 0;
   if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0 || unw_get_reg(&cursor, UNW_REG_SP, &sp) != 0) return false;
   // The caller's return address into it, read from the capturing function's CFA - 8.
-  if (sp != e.cfa || !check(e.cfa - sizeof(uintptr_t), ip)) return false;
+  if (sp != e.cfa || !checks.add(e.cfa - sizeof(uintptr_t), ip)) return false;
   while (count < request && ip != 0) {
     if (unw_is_signal_frame(&cursor) > 0) return false;
     e.frames[count++] = ip;
@@ -91,33 +121,13 @@ __attribute__((always_inline)) inline bool learn_walk(stack_memo::Entry& e, size
     if (unw_get_reg(&cursor, UNW_REG_SP, &cfa) != 0 || unw_get_reg(&cursor, UNW_REG_IP, &next_ip) != 0 ||
         unw_get_save_loc(&cursor, UNW_REG_IP, &ip_from) != 0)
       return false;
-    if (rbp >= sp && rbp < cfa) {
-      // rbp points into the frame: its CFA may come from rbp (a frame pointer's at CFA - 16, libffi's at CFA - 32)
-      // or from the word below it (GCC's realigned frames keep the CFA at rbp - 8), so both are part of the walk.
-      // Only a slot outside the capturing function's frame is checked, or its frame pointer's: another save of its
-      // own may not have happened yet when a check runs. An rbp that can only have come from the capturing
-      // function (its register or a save of its own) makes the walk uncheckable, unless the frame is one of this
-      // build's own (the capture's caller) and its CFA is none rbp gives: then rbp is a pointer the caller holds to
-      // a local, and the CFA came from rsp.
-      bool outside = rbp_from.type == UNW_SLT_MEMORY && (rbp_from.u.addr >= e.cfa || rbp_from.u.addr == own_rbp_slot);
-      if (!outside) {
-        const uintptr_t below = rbp - sizeof(uintptr_t);
-        bool cfa_from_rbp = cfa == rbp + 2 * sizeof(uintptr_t) || cfa == rbp + 4 * sizeof(uintptr_t) ||
-                            below < sp || *reinterpret_cast<const uintptr_t*>(below) == cfa;
-        if (cfa_from_rbp || !in_own_object(ip)) return false;
-      } else if (!check(rbp_from.u.addr, rbp)) {
-        return false;
-      } else if (cfa != rbp + 2 * sizeof(uintptr_t)) {
-        uintptr_t below = rbp - sizeof(uintptr_t);
-        if (below < sp || !check(below, *reinterpret_cast<const uintptr_t*>(below))) return false;
-      }
-    }
+    if (rbp >= sp && rbp < cfa && !check_frame_pointer(checks, own_rbp_slot, ip, sp, rbp, rbp_from, cfa)) return false;
     // The return address's slot, even when it holds 0 (the end of the stack).
-    if (ip_from.type != UNW_SLT_MEMORY || !check(ip_from.u.addr, next_ip)) return false;
+    if (ip_from.type != UNW_SLT_MEMORY || !checks.add(ip_from.u.addr, next_ip)) return false;
     ip = next_ip;
   }
   e.count = count;
-  e.check_count = checks;
+  e.check_count = checks.count;
   return true;
 }
 

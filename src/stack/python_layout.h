@@ -1,7 +1,8 @@
 // Where CPython keeps a thread's frames, per minor version (x86-64 release builds): the offsets the frame walker
-// (python_frames.cpp) reads. PyTorch and Triton release the GIL before they launch, so the C API, which needs the
-// GIL, cannot be used there; the launching thread's own frames are still intact (it is inside a C call, and no
-// other thread changes its frame chain), and reading them needs no lock, no allocation and no reference count.
+// (python_frames.cpp and the python_* files it uses) reads. PyTorch and Triton release the GIL before they launch,
+// so the C API, which needs the GIL, cannot be used there; the launching thread's own frames are still intact (it is
+// inside a C call, and no other thread changes its frame chain), and reading them needs no lock, no allocation and
+// no reference count.
 // The offsets were taken with offsetof() from each version's headers (Include/internal included); the e2e test
 // checks the walk under every interpreter found on the machine.
 #pragma once
