@@ -98,57 +98,77 @@ SyncMode parse_sync(Reader& r) {
   return mode;
 }
 
+LogLevel parse_log(Reader& r) {
+  const char* level = r.raw("FIRSTASSERT_LOG");
+  if (level == nullptr) return Config{}.log;
+  std::string_view v(level);
+  if (v == "quiet") return LogLevel::quiet;
+  if (v == "info") return LogLevel::info;
+  if (v == "debug") return LogLevel::debug;
+  r.warn("FIRSTASSERT_LOG", v, "is not quiet, info or debug", "quiet");
+  return LogLevel::quiet;
+}
+
+// A directory this process can write reports in; "" (the working directory) otherwise, said.
+std::string parse_report_dir(Reader& r) {
+  const char* dir = r.raw("FIRSTASSERT_DIR");
+  if (dir == nullptr) return {};
+  struct stat st {};
+  if (*dir == '\0') {
+    r.warn("FIRSTASSERT_DIR", dir, "is empty", "the working directory");
+  } else if (::stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    r.warn("FIRSTASSERT_DIR", dir, "is not a directory", "the working directory");
+  } else if (::access(dir, W_OK | X_OK) != 0) {
+    r.warn("FIRSTASSERT_DIR", dir, "is not writable", "the working directory");
+  } else {
+    return dir;
+  }
+  return {};
+}
+
+std::string parse_cupti_path(Reader& r) {
+  const char* path = r.raw("FIRSTASSERT_CUPTI");
+  if (path == nullptr) return {};
+  if (*path == '\0') r.warn("FIRSTASSERT_CUPTI", path, "is empty", "the usual search");
+  return path;
+}
+
+Backend parse_backend(Reader& r) {
+  const char* backend = r.raw("FIRSTASSERT_BACKEND");
+  if (backend == nullptr) return Config{}.backend;
+  std::string_view v(backend);
+  if (v == "auto") return Backend::automatic;
+  if (v == "cupti") return Backend::cupti;
+  if (v == "interpose") return Backend::interpose;
+  r.warn("FIRSTASSERT_BACKEND", v, "is not auto, cupti or interpose", "auto");
+  return Backend::automatic;
+}
+
+StderrPipeMode parse_stderr_pipe(Reader& r) {
+  const char* pipe = r.raw("FIRSTASSERT_STDERR_PIPE");
+  if (pipe == nullptr) return Config{}.stderr_pipe;
+  std::string_view v(pipe);
+  if (v == "auto") return StderrPipeMode::automatic;
+  if (v == "1" || v == "on") return StderrPipeMode::on;
+  if (v == "0" || v == "off") return StderrPipeMode::off;
+  r.warn("FIRSTASSERT_STDERR_PIPE", v, "is not auto, 1 or 0", "auto");
+  return StderrPipeMode::automatic;
+}
+
 }  // namespace
 
 Config parse_config(const GetEnv& getenv, std::vector<std::string>& warnings) {
   Reader r{getenv, warnings};
   Config c;
-
-  if (const char* level = r.raw("FIRSTASSERT_LOG")) {
-    std::string_view v(level);
-    if (v == "quiet") c.log = LogLevel::quiet;
-    else if (v == "info") c.log = LogLevel::info;
-    else if (v == "debug") c.log = LogLevel::debug;
-    else r.warn("FIRSTASSERT_LOG", v, "is not quiet, info or debug", "quiet");
-  }
-
-  if (const char* dir = r.raw("FIRSTASSERT_DIR")) {
-    struct stat st {};
-    if (*dir == '\0') {
-      r.warn("FIRSTASSERT_DIR", dir, "is empty", "the working directory");
-    } else if (::stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-      r.warn("FIRSTASSERT_DIR", dir, "is not a directory", "the working directory");
-    } else if (::access(dir, W_OK | X_OK) != 0) {
-      r.warn("FIRSTASSERT_DIR", dir, "is not writable", "the working directory");
-    } else {
-      c.report_dir = dir;
-    }
-  }
-
+  c.log = parse_log(r);
+  c.report_dir = parse_report_dir(r);
   c.ring = static_cast<size_t>(r.number("FIRSTASSERT_RING", Config::kDefaultRing, Config::kMinRing, Config::kMaxRing));
-
-  if (const char* path = r.raw("FIRSTASSERT_CUPTI")) {
-    if (*path == '\0') r.warn("FIRSTASSERT_CUPTI", path, "is empty", "the usual search");
-    else c.cupti_path = path;
-  }
-
+  c.cupti_path = parse_cupti_path(r);
   c.sync = parse_sync(r);
   c.stack_depth = static_cast<unsigned>(
       r.number("FIRSTASSERT_STACK_DEPTH", Config::kDefaultStackDepth, 0, Config::kMaxStackDepth));
-  if (const char* backend = r.raw("FIRSTASSERT_BACKEND")) {
-    std::string_view v(backend);
-    if (v == "auto") c.backend = Backend::automatic;
-    else if (v == "cupti") c.backend = Backend::cupti;
-    else if (v == "interpose") c.backend = Backend::interpose;
-    else r.warn("FIRSTASSERT_BACKEND", v, "is not auto, cupti or interpose", "auto");
-  }
-  if (const char* pipe = r.raw("FIRSTASSERT_STDERR_PIPE")) {
-    std::string_view v(pipe);
-    if (v == "auto") c.stderr_pipe = StderrPipeMode::automatic;
-    else if (v == "1" || v == "on") c.stderr_pipe = StderrPipeMode::on;
-    else if (v == "0" || v == "off") c.stderr_pipe = StderrPipeMode::off;
-    else r.warn("FIRSTASSERT_STDERR_PIPE", v, "is not auto, 1 or 0", "auto");
-  }
+  c.backend = parse_backend(r);
+  c.stderr_pipe = parse_stderr_pipe(r);
   c.python = r.flag("FIRSTASSERT_PYTHON", true);
   c.breadcrumbs = r.flag("FIRSTASSERT_BREADCRUMBS", true);
   return c;

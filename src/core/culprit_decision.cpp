@@ -1,14 +1,29 @@
+// The decision in brief (decide_culprit; the rules and the confidences are in culprit_decision.h):
+//  1. Drop the launches that returned the sticky error: they only learned of an earlier fault and never ran (not so
+//     under CUDA_LAUNCH_BLOCKING=1, where a launch returns once its kernel ran).
+//  2. Find the launches that can have failed (open_launches.cpp), newest first:
+//     a. with the stream breadcrumbs, per (stream generation, launching thread) the first launch not known complete,
+//        and every unfinished one of the pairs they do not follow; without them, every launch no sync proved complete;
+//     b. whether that set is whole: the ring still holds every launch that may belong in it, and every stream end
+//        that tells a pending launch's generation is still known;
+//     c. with breadcrumbs and a whole set, the launches that waited (through an event) on unfinished work set aside;
+//     d. a graph launch left open becomes the kernel nodes of its replay that can have failed.
+//  3. Not whole: unknown, nothing named.
+//  4. None open: unknown; the failing work was not a launch firstassert recorded.
+//  5. One open: exact, that launch.
+//  6. Several: which fit the device's assertion line (the first line any of them fits). Exactly one: likely, that one.
+//  7. Otherwise a window: the oldest that fits (or the oldest) is shown, not claimed; those that fit are listed first.
+// Each outcome writes its own reason from the same few phrases (set_words, waiting_words, fit_words), which never say
+// more than the evidence shows.
 #include "culprit_decision.h"
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
-#include <set>
 #include <string_view>
-#include <tuple>
 
 #include "demangle.h"
-#include "stream_key.h"
+#include "open_launches.h"
+#include "plural.h"
 
 namespace firstassert {
 namespace {
@@ -19,8 +34,8 @@ std::string hex(uintptr_t value) {
   return text;
 }
 
-std::string plural(size_t n, const char* one, const char* many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
+std::string dims_text(const uint32_t (&d)[3]) {
+  return "[" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]) + "]";
 }
 
 std::string short_name(const LaunchRecord& r) {
@@ -44,210 +59,81 @@ bool names_no_kernel(const DeviceMessage& m) {
          function.find("lambda") != std::string_view::npos || m.has(kMessageNoFunction);
 }
 
-uint64_t key_of(const LaunchRecord& r) { return stream_key(r.stream, r.per_thread_default_stream, r.thread); }
+// --- Step 1: a launch that returned the sticky error never ran (unless under CUDA_LAUNCH_BLOCKING=1) ---
 
-// A launch's stream and generation: the handle, and when that stream ended (StreamProgress::kLive: it lives).
-using Generation = std::pair<uint64_t, uint64_t>;
-using Chain = std::tuple<uint64_t, uint64_t, int32_t>;  // stream key, generation end, launching thread
+void drop_launches_that_never_ran(Evidence& e) {
+  if (!e.launch_blocking) std::erase_if(e.pending, [](const LaunchRecord& r) { return r.returned != 0; });
+}
 
-class Generations {
- public:
-  explicit Generations(const Evidence& e) {
-    for (const StreamEnd& end : e.stream_ends) ends_[end.stream_key].insert(end.at);
-    if (e.progress) {
-      for (const StreamProgress& p : e.progress->pairs) {
-        if (p.ended_at != StreamProgress::kLive) ends_[p.stream_key].insert(p.ended_at);
-      }
-    }
-  }
-  // The end of the generation a launch numbered seq belongs to: the first end after it.
-  uint64_t end_of(uint64_t key, uint64_t seq) const {
-    auto it = ends_.find(key);
-    if (it == ends_.end()) return StreamProgress::kLive;
-    auto end = it->second.upper_bound(seq);
-    return end == it->second.end() ? StreamProgress::kLive : *end;
-  }
-  // The first launch number the generation can hold.
-  uint64_t start_of(uint64_t key, uint64_t end) const {
-    auto it = ends_.find(key);
-    if (it == ends_.end()) return 0;
-    auto at = it->second.lower_bound(end);
-    return at == it->second.begin() ? 0 : *std::prev(at);
-  }
+// --- Step 6: the device's own words ---
 
- private:
-  std::map<uint64_t, std::set<uint64_t>> ends_;
+// The open launches that can have printed the first of the device's assertion lines that any of them can have
+// printed, newest first (pointers into open.launches), and that line.
+struct Fit {
+  std::vector<const LaunchRecord*> launches;
+  const DeviceMessage* line = nullptr;
 };
 
-// Whether a launch numbered in [from, to) may have been lost: dropped from the ring and not proven by a device sync.
-bool lost_between(const Evidence& e, uint64_t from, uint64_t to) {
-  from = std::max(from, e.synced_before);
-  if (from >= to) return false;
-  if (from < e.horizon) return true;
-  auto it = std::lower_bound(e.missing.begin(), e.missing.end(), from);
-  return it != e.missing.end() && *it < to;
+Fit fit_device_lines(const Evidence& e, const OpenSet& open) {
+  Fit fit;
+  for (const DeviceMessage& m : e.messages) {
+    for (const LaunchRecord& r : open.launches) {
+      if (fits_message(r, m)) fit.launches.push_back(&r);
+    }
+    if (!fit.launches.empty()) {
+      fit.line = &m;
+      break;
+    }
+  }
+  return fit;
 }
 
-struct OpenSet {
-  std::vector<LaunchRecord> launches;  // can have failed
-  std::vector<bool> first_of_followed;  // per launch: the first unfinished launch of a pair the breadcrumbs follow
-  size_t waiting = 0;                  // launches set aside: they waited on an event for unfinished work
-  bool complete = true;                // every launch that can have failed is among them
-  bool by_breadcrumbs = false;
-  bool unfollowed = false;             // some (stream, thread) had no breadcrumb: all its unfinished launches are in
-  size_t streams = 0;                  // streams with a launch among them
-  std::string incomplete_why;
-};
+// --- The phrases the reasons are made of ---
 
-// The launches that can have failed, by the stream breadcrumbs: per (stream, thread), the first not known complete.
-OpenSet open_by_breadcrumbs(const Evidence& e) {
-  OpenSet open;
-  open.by_breadcrumbs = true;
-  Generations generations(e);
-  std::map<Generation, uint64_t> completed;  // per stream generation, the highest breadcrumb
-  // Per (stream, generation, thread), the pair that follows it now: the newest, when a thread id came back.
-  std::map<Chain, const StreamProgress*> followed;
-  auto shared = [&](uint64_t key) {
-    return std::find(e.shared_default_streams.begin(), e.shared_default_streams.end(), key) !=
-           e.shared_default_streams.end();
-  };
-  for (const StreamProgress& p : e.progress->pairs) {
-    if (shared(p.stream_key)) continue;  // another device's writes share the slot: they prove nothing here
-    uint64_t& c = completed[{p.stream_key, p.ended_at}];
-    c = std::max(c, p.completed_before);
-    const StreamProgress*& f = followed[{p.stream_key, p.ended_at, p.thread}];
-    if (f == nullptr || p.born_at > f->born_at) f = &p;
-  }
-  std::map<Chain, std::vector<const LaunchRecord*>> chains;  // oldest first
-  for (const LaunchRecord& r : e.pending) {
-    uint64_t key = key_of(r);
-    chains[{key, generations.end_of(key, r.seq), r.thread}].push_back(&r);
-  }
-  size_t lost_pairs = 0;
-  for (const auto& [chain, launches] : chains) {
-    const auto& [key, end, thread] = chain;
-    if (shared(key)) {
-      // A default stream of several devices: every launch of it not proven complete by a sync is open.
-      for (const LaunchRecord* r : launches) open.launches.push_back(*r);
-      open.unfollowed = true;
-      continue;
-    }
-    auto c = completed.find({key, end});
-    uint64_t before = c != completed.end() ? c->second : 0;
-    auto pair = followed.find(chain);
-    if (pair == followed.end()) {
-      // Not followed now: given back once all of it completed, or never followed (its stream's first launch came
-      // when the context was already lost). Launches of the second kind cannot be told apart: all are open.
-      for (const LaunchRecord* r : launches) {
-        if (r->seq >= before && r->seq >= e.progress->unlisted_complete_before) {
-          open.launches.push_back(*r);
-          open.unfollowed = true;
-        }
-      }
-      continue;
-    }
-    const StreamProgress& p = *pair->second;
-    // Launches numbered before the pair was followed were another pair's (a thread id used again): that one was
-    // given back once they had all completed.
-    for (const LaunchRecord* r : launches) {
-      if (r->seq < p.born_at && r->seq >= before && r->seq >= e.progress->unlisted_complete_before) {
-        open.launches.push_back(*r);
-        open.unfollowed = true;
-      }
-    }
-    auto first = std::find_if(launches.begin(), launches.end(),
-                              [&](const LaunchRecord* r) { return r->seq >= before && r->seq >= p.born_at; });
-    uint64_t from = std::max({before, p.born_at, generations.start_of(key, end)});
-    uint64_t upto = first != launches.end() ? (*first)->seq : std::max(p.launched_before, from);
-    if (lost_between(e, from, upto)) ++lost_pairs;
-    if (first != launches.end()) {
-      open.launches.push_back(**first);
-      open.first_of_followed.resize(open.launches.size());
-      open.first_of_followed.back() = true;
-    }
-  }
-  open.first_of_followed.resize(open.launches.size());
-  // Pairs with work outstanding and no launch left to show for it (the pair a chain was read against is checked).
-  for (const StreamProgress& p : e.progress->pairs) {
-    if (shared(p.stream_key)) continue;
-    Chain chain{p.stream_key, p.ended_at, p.thread};
-    if (chains.count(chain) != 0 && followed[chain] == &p) continue;
-    uint64_t before = completed[{p.stream_key, p.ended_at}];
-    uint64_t from = std::max({before, p.born_at, generations.start_of(p.stream_key, p.ended_at)});
-    if (p.launched_before > from && lost_between(e, from, p.launched_before)) ++lost_pairs;
-  }
-  if (!e.shared_default_streams.empty() && lost_between(e, 0, e.launches)) ++lost_pairs;
-  if (lost_pairs > 0) {
-    open.complete = false;
-    open.incomplete_why = "the first unfinished launch of " + plural(lost_pairs, "stream", "streams") +
-                          " is no longer in the launch ring (it holds the last " + std::to_string(e.ring_capacity) +
-                          " launches; FIRSTASSERT_RING keeps more)";
-  }
-  return open;
+// What the open set is: "N launches ..." and how they were found.
+std::string set_words(const Evidence& e, const OpenSet& open) {
+  std::string launches = plural(open.launches.size(), "launch", "launches");
+  if (!open.by_breadcrumbs) return launches + " not seen to complete when " + e.api + " reported " + e.error;
+  if (!open.unfollowed)
+    return launches + " (the first unfinished launch of each launching thread on " +
+           plural(open.streams, "stream", "streams") + ")";
+  return launches + " on " + plural(open.streams, "stream", "streams") +
+         " (the first unfinished launch of each thread the stream breadcrumbs follow, and every unfinished launch of "
+         "those they do not)";
 }
 
-// Sets aside the open launches that waited (cudaStreamWaitEvent, by the thread that launched them, before it did) on
-// an event the same thread recorded after a launch of its own the breadcrumbs show unfinished: that launch's
-// breadcrumb was queued before the event, so the event never completed and the waiting launch never started. One
-// thread made the record, the wait and both launches, so their order is the host's own. Only the first unfinished
-// launch of a followed pair counts as unfinished here; nothing is set aside if nothing would be left.
-void set_aside_waiting(const Evidence& e, OpenSet& open) {
-  Generations generations(e);
-  std::vector<bool> waiting(open.launches.size(), false);
-  size_t count = 0;
-  for (size_t i = 0; i < open.launches.size(); ++i) {
-    const LaunchRecord& c = open.launches[i];
-    uint64_t key = key_of(c);
-    uint64_t born = generations.start_of(key, generations.end_of(key, c.seq));
-    for (const StreamWait& w : e.waits) {
-      if (w.stream_key != key || w.thread != c.thread || w.upstream.thread != c.thread || w.from > c.seq ||
-          w.from < born)
-        continue;
-      for (size_t j = 0; j < open.launches.size() && !waiting[i]; ++j) {
-        const LaunchRecord& up = open.launches[j];
-        waiting[i] = open.first_of_followed[j] && j != i && key_of(up) == w.upstream.stream_key &&
-                     up.thread == w.upstream.thread && up.seq < w.upstream.before &&
-                     (w.upstream.context == 0 || up.context == 0 || up.context == w.upstream.context);
-      }
-      if (waiting[i]) break;
-    }
-    count += waiting[i];
-  }
-  if (count == 0 || count == open.launches.size()) return;
-  std::vector<LaunchRecord> kept;
-  for (size_t i = 0; i < open.launches.size(); ++i) {
-    if (!waiting[i]) kept.push_back(open.launches[i]);
-  }
-  open.launches = std::move(kept);
-  open.first_of_followed.clear();
-  open.waiting = count;
+// The launches set aside because they waited on unfinished work, if any.
+std::string waiting_words(const OpenSet& open) {
+  if (open.waiting == 0) return std::string();
+  return "; " + plural(open.waiting, "launch", "launches") +
+         " on other streams waited (through an event) on unfinished work and cannot have run";
 }
 
-// Without breadcrumbs: every launch not proven complete by a sync.
-OpenSet open_by_syncs(const Evidence& e) {
-  OpenSet open;
-  open.launches = e.pending;
-  if (lost_between(e, 0, e.launches)) {
-    open.complete = false;
-    open.incomplete_why = "no sync proved complete the launches the launch ring no longer holds (it holds the last " +
-                          std::to_string(e.ring_capacity) + " launches; FIRSTASSERT_RING keeps more)";
-  }
-  return open;
+// The device's line, as far as it told the launches apart.
+std::string fit_words(const DeviceMessage& line) {
+  if (names_no_kernel(line))
+    return "block " + dims_text(line.block) + " and thread " + dims_text(line.thread) +
+           " of the device's assertion line";
+  return "the device's assertion line (" + short_name(line) + ", block " + dims_text(line.block) + ", thread " +
+         dims_text(line.thread) + ")";
 }
 
-// A graph launch left open is the kernel nodes of its replay that can have failed, when its breadcrumbs say.
-void expand_graphs(const Evidence& e, std::vector<LaunchRecord>& open) {
-  std::vector<LaunchRecord> expanded;
-  for (const LaunchRecord& r : open) {
-    size_t before = expanded.size();
-    if (r.graph && e.replayed_nodes) {
-      for (const LaunchRecord& node : e.replayed_nodes(r)) {
-        if (node.graph_open) expanded.push_back(node);
-      }
-    }
-    if (expanded.size() == before) expanded.push_back(r);
+// Why the set may lack the launch that failed.
+std::string missing_words(const Evidence& e, const OpenSet& open) {
+  std::string ring =
+      "(it holds the last " + std::to_string(e.ring_capacity) + " launches; FIRSTASSERT_RING keeps more)";
+  switch (open.missing) {
+    case Missing::first_unfinished_dropped:
+      return "the first unfinished launch of " + plural(open.dropped_streams, "stream", "streams") +
+             " is no longer in the launch ring " + ring;
+    case Missing::unsynced_dropped:
+      return "no sync proved complete the launches the launch ring no longer holds " + ring;
+    case Missing::generations_forgotten:
+      return "too many streams were destroyed to tell every stream's launches apart";
+    case Missing::nothing:
+      break;
   }
-  open = std::move(expanded);
+  return std::string();
 }
 
 // Why one kernel node of a replay is the one that failed.
@@ -267,12 +153,101 @@ std::string graph_reason(const LaunchRecord& node, const std::vector<LaunchRecor
   return reason;
 }
 
-bool newest_first(const LaunchRecord& a, const LaunchRecord& b) {
-  return a.seq != b.seq ? a.seq > b.seq : a.graph_node > b.graph_node;
+// --- Steps 3 to 7: the outcomes ---
+
+// 3. The set is not whole: nothing is named; those known that may have failed are listed.
+Decision unknown_set_not_whole(const Evidence& e, OpenSet& open) {
+  Decision d;
+  d.confidence = "unknown";
+  d.reason = "the failing launch cannot be named: " + missing_words(e, open);
+  if (!open.launches.empty()) d.reason += "; of those that may have failed, " + set_words(e, open) + " are listed";
+  d.candidates = std::move(open.launches);
+  return d;
 }
 
-std::string dims_text(const uint32_t (&d)[3]) {
-  return "[" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]) + "]";
+// 4. Nothing can have failed: the failing work was not a launch firstassert recorded.
+Decision unknown_none_open(const Evidence& e) {
+  Decision d;
+  d.confidence = "unknown";
+  d.reason = e.pending.empty() && e.launches == 0
+                 ? "firstassert recorded no launch before " + e.api + " reported " + e.error +
+                       ": the failing work was launched before firstassert started, or was not a kernel"
+                 : "every launch firstassert recorded had completed when " + e.api + " reported " + e.error +
+                       ": the failing work was not a recorded launch (launched before firstassert started, or not a "
+                       "kernel)";
+  return d;
+}
+
+// Why the one open launch is exact, by the evidence that left it alone.
+std::string exact_reason(const Evidence& e, const OpenSet& open, const LaunchRecord& only) {
+  if (only.graph_node != 0)
+    return graph_reason(only, e.replayed_nodes ? e.replayed_nodes(only) : std::vector<LaunchRecord>{},
+                        open.by_breadcrumbs, open.waiting);
+  if (only.returned != 0)
+    return "this launch returned " + e.error +
+           " itself, under CUDA_LAUNCH_BLOCKING=1 (it returns once its kernel ran), and every other recorded launch "
+           "had completed" +
+           std::string(open.by_breadcrumbs ? " (stream breadcrumbs)" : " (syncs that succeeded)");
+  if (open.by_breadcrumbs)
+    return "stream breadcrumbs: every launch before this one on stream " + hex(only.stream) +
+           " completed and this one did not, and every launch on other streams had completed" +
+           (open.waiting == 0 ? "" : " or waited on unfinished work") + waiting_words(open);
+  return "the only launch not seen to complete when " + e.api + " reported " + e.error;
+}
+
+// 5. One launch can have failed: it did.
+Decision exact_the_only_one(const Evidence& e, OpenSet& open) {
+  Decision d;
+  const LaunchRecord& only = open.launches.front();
+  d.culprit = only;
+  d.confidence = "exact";
+  d.reason = exact_reason(e, open, only);
+  // The device's line may name a device function the kernel calls rather than the kernel: said, not hidden.
+  auto fits = [&](const DeviceMessage& m) { return fits_message(only, m); };
+  if (!e.messages.empty() && std::none_of(e.messages.begin(), e.messages.end(), fits)) {
+    d.reason += "; the device's assertion line (" + std::string(e.messages.front().function) +
+                ") does not name this kernel: a device function it calls, or a kernel firstassert did not record";
+  }
+  d.candidates = std::move(open.launches);
+  return d;
+}
+
+// 6. Several can have failed, and only one fits the device's line.
+Decision likely_the_one_that_fits(const Evidence& e, OpenSet& open, const Fit& fit) {
+  Decision d;
+  d.culprit = *fit.launches.front();
+  d.confidence = "likely";
+  d.reason = set_words(e, open) + " could have failed" + waiting_words(open) + "; only this one fits " +
+             fit_words(*fit.line);
+  d.candidates = std::move(open.launches);
+  return d;
+}
+
+// 7. Several can have failed, and the device's line does not tell them apart: the oldest that fits (or of all) is
+// shown, not claimed, and those that fit are listed first: they are the window.
+Decision window_of_those_open(const Evidence& e, OpenSet& open, const Fit& fit) {
+  Decision d;
+  d.confidence = "window";
+  d.culprit = fit.launches.empty() ? open.launches.back() : *fit.launches.back();
+  d.reason = "the failing launch is one of " + set_words(e, open) + waiting_words(open);
+  if (!fit.launches.empty()) {
+    d.reason += "; " + std::to_string(fit.launches.size()) + " of them fit " + fit_words(*fit.line);
+  } else if (!e.messages.empty()) {
+    d.reason += "; none of them fits the device's assertion line";
+  } else {
+    d.reason += "; the device printed no assertion line that tells them apart";
+  }
+  d.reason += "; the oldest" + std::string(fit.launches.empty() ? "" : " that fits") + " is shown, not claimed";
+  if (fit.launches.empty()) {
+    d.candidates = std::move(open.launches);
+    return d;
+  }
+  for (const LaunchRecord* r : fit.launches) d.candidates.push_back(*r);
+  for (const LaunchRecord& r : open.launches) {
+    if (std::find(fit.launches.begin(), fit.launches.end(), &r) == fit.launches.end()) d.candidates.push_back(r);
+  }
+  d.fitting = fit.launches.size();
+  return d;
 }
 
 }  // namespace
@@ -320,131 +295,14 @@ bool fits_message(const LaunchRecord& launch, const DeviceMessage& m) {
 }
 
 Decision decide_culprit(Evidence e) {
-  Decision d;
-  // A launch that returned the sticky error never ran (it only learned of an earlier fault): not a candidate.
-  if (!e.launch_blocking) std::erase_if(e.pending, [](const LaunchRecord& r) { return r.returned != 0; });
-  OpenSet open = e.progress ? open_by_breadcrumbs(e) : open_by_syncs(e);
-  if (open.complete && e.generations_known_from > 0 &&
-      std::any_of(e.pending.begin(), e.pending.end(),
-                  [&](const LaunchRecord& r) { return r.seq < e.generations_known_from; })) {
-    open.complete = false;
-    open.incomplete_why = "too many streams were destroyed to tell every stream's launches apart";
-  }
-  if (open.by_breadcrumbs && open.complete) set_aside_waiting(e, open);
-  expand_graphs(e, open.launches);
-  std::sort(open.launches.begin(), open.launches.end(), newest_first);
-  std::set<uint64_t> streams;
-  for (const LaunchRecord& r : open.launches) streams.insert(key_of(r));
-  open.streams = streams.size();
-
-  // The device's own words: which open launches can have printed its assertion lines.
-  std::vector<const LaunchRecord*> fitting;
-  const DeviceMessage* fitted = nullptr;
-  for (const DeviceMessage& m : e.messages) {
-    for (const LaunchRecord& r : open.launches) {
-      if (fits_message(r, m)) fitting.push_back(&r);
-    }
-    if (!fitting.empty()) {
-      fitted = &m;
-      break;
-    }
-  }
-  d.candidates = open.launches;
-
-  const size_t n = open.launches.size();
-  std::string set_words;
-  if (!open.by_breadcrumbs) {
-    set_words = plural(n, "launch", "launches") + " not seen to complete when " + e.api + " reported " + e.error;
-  } else if (!open.unfollowed) {
-    set_words = plural(n, "launch", "launches") + " (the first unfinished launch of each launching thread on " +
-                plural(open.streams, "stream", "streams") + ")";
-  } else {
-    set_words = plural(n, "launch", "launches") + " on " + plural(open.streams, "stream", "streams") +
-                " (the first unfinished launch of each thread the stream breadcrumbs follow, and every unfinished "
-                "launch of those they do not)";
-  }
-  std::string waiting_words =
-      open.waiting == 0 ? std::string()
-                        : "; " + plural(open.waiting, "launch", "launches") +
-                              " on other streams waited (through an event) on unfinished work and cannot have run";
-  if (!open.complete) {
-    d.confidence = "unknown";
-    d.reason = "the failing launch cannot be named: " + open.incomplete_why;
-    if (n > 0) d.reason += "; of those that may have failed, " + set_words + " are listed";
-    return d;
-  }
-  if (n == 0) {
-    d.confidence = "unknown";
-    d.reason = e.pending.empty() && e.launches == 0
-                   ? "firstassert recorded no launch before " + e.api + " reported " + e.error +
-                         ": the failing work was launched before firstassert started, or was not a kernel"
-                   : "every launch firstassert recorded had completed when " + e.api + " reported " + e.error +
-                         ": the failing work was not a recorded launch (launched before firstassert started, or "
-                         "not a kernel)";
-    return d;
-  }
-  if (n == 1) {
-    const LaunchRecord& only = open.launches.front();
-    d.culprit = only;
-    d.confidence = "exact";
-    if (only.graph_node != 0) {
-      d.reason = graph_reason(only, e.replayed_nodes ? e.replayed_nodes(only) : std::vector<LaunchRecord>{},
-                              open.by_breadcrumbs, open.waiting);
-    } else if (only.returned != 0) {
-      d.reason = "this launch returned " + e.error + " itself, under CUDA_LAUNCH_BLOCKING=1 (it returns once its kernel "
-                 "ran), and every other recorded launch had completed" +
-                 std::string(open.by_breadcrumbs ? " (stream breadcrumbs)" : " (syncs that succeeded)");
-    } else if (open.by_breadcrumbs) {
-      d.reason = "stream breadcrumbs: every launch before this one on stream " + hex(only.stream) +
-                 " completed and this one did not, and every launch on other streams had completed" +
-                 (open.waiting == 0 ? "" : " or waited on unfinished work") + waiting_words;
-    } else {
-      d.reason = "the only launch not seen to complete when " + e.api + " reported " + e.error;
-    }
-    // The device's line may name a device function the kernel calls rather than the kernel: said, not hidden.
-    if (!e.messages.empty() && std::none_of(e.messages.begin(), e.messages.end(), [&](const DeviceMessage& m) {
-          return fits_message(only, m);
-        })) {
-      d.reason += "; the device's assertion line (" + std::string(e.messages.front().function) +
-                  ") does not name this kernel: a device function it calls, or a kernel firstassert did not record";
-    }
-    return d;
-  }
-  std::string fit_words;
-  if (fitted != nullptr) {
-    fit_words = names_no_kernel(*fitted) ? "block " + dims_text(fitted->block) + " and thread " +
-                                               dims_text(fitted->thread) + " of the device's assertion line"
-                                         : "the device's assertion line (" + short_name(*fitted) + ", block " +
-                                               dims_text(fitted->block) + ", thread " + dims_text(fitted->thread) + ")";
-  }
-  if (fitting.size() == 1) {
-    d.culprit = *fitting.front();
-    d.confidence = "likely";
-    d.reason = set_words + " could have failed" + waiting_words + "; only this one fits " + fit_words;
-    return d;
-  }
-  d.confidence = "window";
-  // The oldest of those that fit (or of all): shown, not claimed.
-  const LaunchRecord* shown = fitting.empty() ? &open.launches.back() : fitting.back();
-  d.culprit = *shown;
-  d.reason = "the failing launch is one of " + set_words + waiting_words;
-  if (!fitting.empty()) {
-    d.reason += "; " + std::to_string(fitting.size()) + " of them fit " + fit_words;
-    // Those that fit first: they are the window.
-    std::vector<LaunchRecord> ordered;
-    for (const LaunchRecord* r : fitting) ordered.push_back(*r);
-    for (const LaunchRecord& r : open.launches) {
-      if (std::find(fitting.begin(), fitting.end(), &r) == fitting.end()) ordered.push_back(r);
-    }
-    d.candidates = std::move(ordered);
-    d.fitting = fitting.size();
-  } else if (!e.messages.empty()) {
-    d.reason += "; none of them fits the device's assertion line";
-  } else {
-    d.reason += "; the device printed no assertion line that tells them apart";
-  }
-  d.reason += "; the oldest" + std::string(fitting.empty() ? "" : " that fits") + " is shown, not claimed";
-  return d;
+  drop_launches_that_never_ran(e);
+  OpenSet open = open_launches(e);
+  if (!open.complete()) return unknown_set_not_whole(e, open);
+  if (open.launches.empty()) return unknown_none_open(e);
+  if (open.launches.size() == 1) return exact_the_only_one(e, open);
+  Fit fit = fit_device_lines(e, open);
+  if (fit.launches.size() == 1) return likely_the_one_that_fits(e, open, fit);
+  return window_of_those_open(e, open, fit);
 }
 
 }  // namespace firstassert

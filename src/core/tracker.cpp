@@ -253,93 +253,118 @@ void Tracker::set_capturing_locked(uint64_t key, bool on) {
   }
 }
 
-void Tracker::record_call(const ApiCall& call) {
-  if (call.kind == CallKind::end_capture) {
-    // A capture ends whatever the result (an invalidated capture ends with an error).
-    std::lock_guard lock(mutex_);
-    set_capturing_locked(stream_key(call.stream, call.per_thread_default_stream, current_thread_id()), false);
+// A capture ends whatever the call's result (an invalidated capture ends with an error).
+void Tracker::end_capture(const ApiCall& call) {
+  std::lock_guard lock(mutex_);
+  set_capturing_locked(stream_key(call.stream, call.per_thread_default_stream, current_thread_id()), false);
+}
+
+// What a call that succeeded proves: syncs mark launches complete; captures, events and stream waits are followed.
+// Inline: most calls record_call sees end here.
+__attribute__((always_inline)) inline void Tracker::record_success(const ApiCall& call) {
+  if (call.kind == CallKind::destroy_stream) return;  // ended at its entry (stream_ended)
+  if (has_primary()) return;  // after a fault nothing completes: marks would only mislead
+  // Launches made by other threads while the call was blocked are not proven complete.
+  uint64_t upto = call.launches_at_entry != ApiCall::kUnknown ? call.launches_at_entry : ring_.total();
+  uint64_t key = stream_key(call.stream, call.per_thread_default_stream, current_thread_id());
+  std::lock_guard lock(mutex_);
+  switch (call.kind) {
+    case CallKind::sync_device:
+      // Every launch made on this context before the call has completed; other contexts (GPUs) run on.
+      raise_mark(context_marks_, call.context, 0, upto);
+      break;
+    case CallKind::sync_stream:
+    case CallKind::query_stream:
+    case CallKind::blocking_copy:
+      raise_mark(stream_marks_, key, call.context, upto);
+      break;
+    case CallKind::begin_capture:
+      set_capturing_locked(key, true);
+      break;
+    case CallKind::record_event:
+      record_event_locked(call, key, upto);
+      break;
+    case CallKind::wait_event:
+      wait_event_locked(call, key);
+      break;
+    case CallKind::destroy_event:
+      destroy_event_locked(call);
+      break;
+    default:
+      break;
   }
-  if (call.code == 0 && call.kind == CallKind::destroy_stream) return;  // ended at its entry (stream_ended)
-  if (call.code == 0) {
-    if (has_primary()) return;  // after a fault nothing completes: marks would only mislead
-    // Launches made by other threads while the call was blocked are not proven complete.
-    uint64_t upto = call.launches_at_entry != ApiCall::kUnknown ? call.launches_at_entry : ring_.total();
-    uint64_t key = stream_key(call.stream, call.per_thread_default_stream, current_thread_id());
+}
+
+// A sticky error after the primary one: counted by call and code, and told to on_secondary.
+void Tracker::record_secondary(const ApiCall& call, int64_t now) {
+  uint64_t count = 0;
+  {
     std::lock_guard lock(mutex_);
-    switch (call.kind) {
-      case CallKind::sync_device:
-        // Every launch made on this context before the call has completed; other contexts (GPUs) run on.
-        raise_mark(context_marks_, call.context, 0, upto);
-        break;
-      case CallKind::sync_stream:
-      case CallKind::query_stream:
-      case CallKind::blocking_copy:
-        raise_mark(stream_marks_, key, call.context, upto);
-        break;
-      case CallKind::begin_capture:
-        set_capturing_locked(key, true);
-        break;
-      case CallKind::record_event:
-        record_event_locked(call, key, upto);
-        break;
-      case CallKind::wait_event:
-        wait_event_locked(call, key);
-        break;
-      case CallKind::destroy_event:
-        destroy_event_locked(call);
-        break;
-      default:
-        break;
-    }
+    count = ++secondary_count_;
+    count_error(secondary_, call, now);
+  }
+  if (on_secondary_) on_secondary_(count);
+}
+
+// The first sticky error: what it is, and the evidence as it stands now (keep_evidence_locked). Returns the
+// executable graphs launched among the launches that can have failed.
+std::vector<uintptr_t> Tracker::keep_primary(const ApiCall& call, int64_t now) {
+  std::vector<uintptr_t> graph_execs;
+  std::lock_guard lock(mutex_);
+  primary_.domain = call.domain;
+  primary_.api = call.api != nullptr ? call.api : "unknown";
+  primary_.code = call.code;
+  primary_.wall_ns = now;
+  primary_.mono_ns = monotonic_ns();
+  primary_.thread = current_thread_id();
+  primary_.context = call.context;
+  primary_.launches_before = ring_.total();
+  keep_evidence_locked(call.context);
+  for (const LaunchRecord& r : pending_) {
+    if (r.graph && r.graph_exec != 0) graph_execs.push_back(r.graph_exec);
+  }
+  return graph_execs;
+}
+
+// The kernel nodes of those executable graphs, read once each and outside the lock: their slots hold their latest
+// replay's, whichever of their launches is pending, and are final now.
+void Tracker::keep_graph_nodes(const std::vector<uintptr_t>& graph_execs) {
+  if (!graph_probe_ || graph_execs.empty()) return;
+  std::map<uintptr_t, std::vector<LaunchRecord>> nodes;
+  for (uintptr_t exec : graph_execs) {
+    if (nodes.count(exec) != 0) continue;
+    std::vector<LaunchRecord> of_exec = graph_probe_(exec);
+    if (!of_exec.empty()) nodes.emplace(exec, std::move(of_exec));
+  }
+  std::lock_guard lock(mutex_);
+  graph_nodes_ = std::move(nodes);
+}
+
+// The first sticky error: kept with its evidence, then published (has_primary) and handed to on_primary.
+void Tracker::record_primary(const ApiCall& call, int64_t now) {
+  keep_graph_nodes(keep_primary(call, now));
+  primary_seen_.store(true, std::memory_order_release);
+  if (on_primary_) on_primary_(findings());
+}
+
+// In steps: a capture ends, whatever the result; a success marks what it proves; an error is counted apart when it
+// is not sticky, is secondary after the first sticky one, or is that first one, the primary error.
+void Tracker::record_call(const ApiCall& call) {
+  if (call.kind == CallKind::end_capture) end_capture(call);
+  if (call.code == 0) {
+    record_success(call);
     return;
   }
   if (is_status_not_error(call.code)) return;
-
   int64_t now = wall_ns();
   if (!is_sticky_error(call.code)) {
     std::lock_guard lock(mutex_);
     count_error(other_errors_, call, now);
-    return;
+  } else if (primary_claimed_.exchange(true, std::memory_order_acq_rel)) {
+    record_secondary(call, now);
+  } else {
+    record_primary(call, now);
   }
-  if (primary_claimed_.exchange(true, std::memory_order_acq_rel)) {
-    uint64_t count = 0;
-    {
-      std::lock_guard lock(mutex_);
-      count = ++secondary_count_;
-      count_error(secondary_, call, now);
-    }
-    if (on_secondary_) on_secondary_(count);
-    return;
-  }
-  std::vector<uintptr_t> graph_execs;  // the executable graphs launched among the candidates
-  {
-    std::lock_guard lock(mutex_);
-    primary_.domain = call.domain;
-    primary_.api = call.api != nullptr ? call.api : "unknown";
-    primary_.code = call.code;
-    primary_.wall_ns = now;
-    primary_.mono_ns = monotonic_ns();
-    primary_.thread = current_thread_id();
-    primary_.context = call.context;
-    primary_.launches_before = ring_.total();
-    keep_evidence_locked(call.context);
-    for (const LaunchRecord& r : pending_) {
-      if (r.graph && r.graph_exec != 0) graph_execs.push_back(r.graph_exec);
-    }
-  }
-  if (graph_probe_ && !graph_execs.empty()) {
-    // Once per executable graph: its slots hold its latest replay's, whichever of its launches is pending.
-    std::map<uintptr_t, std::vector<LaunchRecord>> nodes;
-    for (uintptr_t exec : graph_execs) {
-      if (nodes.count(exec) != 0) continue;
-      std::vector<LaunchRecord> of_exec = graph_probe_(exec);
-      if (!of_exec.empty()) nodes.emplace(exec, std::move(of_exec));
-    }
-    std::lock_guard lock(mutex_);
-    graph_nodes_ = std::move(nodes);
-  }
-  primary_seen_.store(true, std::memory_order_release);
-  if (on_primary_) on_primary_(findings());
 }
 
 void Tracker::record_launch_error(const LaunchEvent& launch, ApiDomain domain, int code) {

@@ -1,7 +1,9 @@
-// The core of firstassert, fed by the event sources (the CUPTI subscriber and the interposition hooks) through two
-// calls: a launch that was queued, and the result of an API call. It keeps the launch ring, tells the primary error
-// (the first sticky one) from the secondary ones, keeps what the syncs proved, and hands the evidence to the culprit
-// decision (culprit_decision.h). It knows nothing of CUPTI or dlsym.
+// The core of firstassert. Both event sources (the CUPTI subscriber, cupti/subscriber.cpp, and the interposition
+// hooks, src/recorder/interpose.cpp) hand each call to src/source/observer, which feeds the tracker: a launch that was
+// queued (record_launch), the result of an API call (record_call), a launch the API refused (record_launch_error), a
+// stream destroyed (stream_ended; the breadcrumbs call it too, when a thread's own stream ends with its thread). It
+// keeps the launch ring, tells the primary error (the first sticky one) from the secondary ones, keeps what the syncs
+// proved, and hands the evidence to the culprit decision (culprit_decision.h). It knows nothing of CUPTI or dlsym.
 #pragma once
 
 #include <atomic>
@@ -199,6 +201,13 @@ class Tracker {
   bool proven_locked(const LaunchRecord& r) const;
   uint64_t generation_start_locked(uint64_t key) const;
   void count_error(std::vector<ErrorSite>& sites, const ApiCall& call, int64_t now);
+  // record_call's steps, in tracker.cpp (record_success is on the hot path: inline there).
+  void end_capture(const ApiCall& call);
+  void record_success(const ApiCall& call);
+  void record_secondary(const ApiCall& call, int64_t now);
+  void record_primary(const ApiCall& call, int64_t now);
+  std::vector<uintptr_t> keep_primary(const ApiCall& call, int64_t now);
+  void keep_graph_nodes(const std::vector<uintptr_t>& graph_execs);
   void keep_evidence_locked(uintptr_t context);
   Evidence evidence() const;
   // A graph launch's kernel nodes as that replay ran them (seen when the primary error was); empty: unknown.

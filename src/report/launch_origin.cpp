@@ -5,29 +5,16 @@
 
 #include "core/demangle.h"
 #include "stack/symbolize.h"
+#include "user_code.h"
 
 namespace firstassert {
 namespace {
-
-// Library code is where the failing call ends, not where the user's bug is. Installed packages (PyTorch's among
-// them) live under site-packages or dist-packages; a directory merely named torch may be the user's own project.
-// firstassert's values modes call the user's op from their own frames (python/firstassert/values), wherever the
-// package is: a build tree or a source checkout too.
-bool user_python_file(const char* file) {
-  if (file == nullptr) return false;
-  std::string f(file);
-  for (const char* library :
-       {"/site-packages/", "/dist-packages/", "/lib/python3", "<frozen", "<string>", "/firstassert/values/"}) {
-    if (f.find(library) != std::string::npos) return false;
-  }
-  return true;
-}
 
 // The innermost Python frame of the user's code, else the innermost frame; nullptr without Python frames.
 const PythonFrame* origin_frame(const LaunchRecord& r) {
   if (r.python_depth == 0) return nullptr;
   for (unsigned i = 0; i < r.python_depth; ++i) {
-    if (user_python_file(r.python[i].file)) return &r.python[i];
+    if (r.python[i].file != nullptr && is_user_python_file(r.python[i].file)) return &r.python[i];
   }
   return &r.python[0];
 }

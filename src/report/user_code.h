@@ -1,0 +1,21 @@
+// Which Python files are the user's own code: the frame a person looks at first is the innermost one of them, since
+// library code is where a failing call ends, not where the bug is.
+#pragma once
+
+#include <string_view>
+
+namespace firstassert {
+
+// Installed packages (PyTorch's among them) live under site-packages or dist-packages, the standard library under
+// lib/python3.X; a directory merely named torch may be the user's own project. firstassert's values modes call the
+// user's op from their own frames (python/firstassert/values), wherever the package is: a build tree or a checkout.
+inline bool is_user_python_file(std::string_view file) {
+  if (file.empty()) return false;
+  for (std::string_view library :
+       {"/site-packages/", "/dist-packages/", "/lib/python3", "<frozen", "<string>", "/firstassert/values/"}) {
+    if (file.find(library) != std::string_view::npos) return false;
+  }
+  return true;
+}
+
+}  // namespace firstassert
