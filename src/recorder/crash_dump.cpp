@@ -98,9 +98,7 @@ const char* signal_name(int signal) {
   }
 }
 
-void dump(int signal) {
-  Writer& w = writer;
-  w.used = 0;
+void write_header(Writer& w, int signal) {
   w.raw("{\n  \"schema\": \"firstassert/1\",\n  \"kind\": \"crash\",\n  \"process\": {\"pid\": ");
   w.number(static_cast<unsigned long long>(process_id));
   w.raw(", \"host\": ");
@@ -110,6 +108,58 @@ void dump(int signal) {
   w.raw(", \"name\": \"");
   w.raw(signal_name(signal));
   w.raw("\"},\n  \"launches_recorded\": ");
+}
+
+// Raw program counters and Python names only: nothing may be resolved in a signal handler.
+void write_stacks(Writer& w, const LaunchRecord& record) {
+  w.raw(", \"native_stack\": [");
+  for (unsigned f = 0; f < record.stack_depth && f < kMaxStackFrames; ++f) {
+    if (f > 0) w.raw(", ");
+    w.raw("{\"pc\": ");
+    w.hex(record.stack[f]);
+    w.raw("}");
+  }
+  w.raw("], \"python_stack\": [");
+  for (unsigned f = 0; f < record.python_depth && f < kMaxPythonFrames; ++f) {
+    if (f > 0) w.raw(", ");
+    w.raw("{\"file\": ");
+    w.string(record.python[f].file);
+    w.raw(", \"function\": ");
+    w.string(record.python[f].function);
+    w.raw(", \"line\": ");
+    w.signed_number(record.python[f].line);
+    w.raw("}");
+  }
+  w.raw("]");
+}
+
+void write_launch(Writer& w, const LaunchRecord& record) {
+  w.raw("{\"seq\": ");
+  w.number(record.seq);
+  w.raw(", \"mangled\": ");
+  w.string(record.kernel);
+  w.raw(", \"graph\": ");
+  w.raw(record.graph ? "true" : "false");
+  w.raw(", \"grid\": ");
+  w.dims(record.grid);
+  w.raw(", \"block\": ");
+  w.dims(record.block);
+  w.raw(", \"shared_mem\": ");
+  w.number(record.shared_mem);
+  w.raw(", \"stream\": ");
+  w.hex(record.stream);
+  w.raw(", \"device\": ");
+  w.signed_number(record.device);
+  w.raw(", \"thread\": ");
+  w.signed_number(record.thread);
+  w.raw(", \"time_ns\": ");
+  w.signed_number(record.wall_ns);
+  write_stacks(w, record);
+  w.raw("}");
+}
+
+// The newest kLaunches launches the ring still holds, newest first.
+void write_recent_launches(Writer& w) {
   uint64_t total = tracker->ring().total();
   w.number(total);
   w.raw(",\n  \"recent_launches\": [");
@@ -118,51 +168,15 @@ void dump(int signal) {
   for (uint64_t i = 0; i < kLaunches && i < total; ++i) {
     if (!tracker->ring().find(total - 1 - i, record)) continue;
     Tracker::with_wall_time(record);
-    w.raw(written++ == 0 ? "\n    {" : ",\n    {");
-    w.raw("\"seq\": ");
-    w.number(record.seq);
-    w.raw(", \"mangled\": ");
-    w.string(record.kernel);
-    w.raw(", \"graph\": ");
-    w.raw(record.graph ? "true" : "false");
-    w.raw(", \"grid\": ");
-    w.dims(record.grid);
-    w.raw(", \"block\": ");
-    w.dims(record.block);
-    w.raw(", \"shared_mem\": ");
-    w.number(record.shared_mem);
-    w.raw(", \"stream\": ");
-    w.hex(record.stream);
-    w.raw(", \"device\": ");
-    w.signed_number(record.device);
-    w.raw(", \"thread\": ");
-    w.signed_number(record.thread);
-    w.raw(", \"time_ns\": ");
-    w.signed_number(record.wall_ns);
-    w.raw(", \"native_stack\": [");
-    for (unsigned f = 0; f < record.stack_depth && f < kMaxStackFrames; ++f) {
-      if (f > 0) w.raw(", ");
-      w.raw("{\"pc\": ");
-      w.hex(record.stack[f]);
-      w.raw("}");
-    }
-    w.raw("], \"python_stack\": [");
-    for (unsigned f = 0; f < record.python_depth && f < kMaxPythonFrames; ++f) {
-      if (f > 0) w.raw(", ");
-      w.raw("{\"file\": ");
-      w.string(record.python[f].file);
-      w.raw(", \"function\": ");
-      w.string(record.python[f].function);
-      w.raw(", \"line\": ");
-      w.signed_number(record.python[f].line);
-      w.raw("}");
-    }
-    w.raw("]}");
+    w.raw(written++ == 0 ? "\n    " : ",\n    ");
+    write_launch(w, record);
   }
   w.raw("\n  ]\n}\n");
+}
 
-  const char* dump_path = dump_paths[current_dump_path.load(std::memory_order_acquire)];
-  int fd = open(dump_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+// A new file only (O_EXCL, no link followed): a dump never overwrites what is there.
+void write_file(const Writer& w, const char* path) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return;
   size_t done = 0;
   while (done < w.used) {
@@ -174,8 +188,16 @@ void dump(int signal) {
   static const char line[] = "firstassert: the process is dying of a signal with no CUDA error recorded; its recent "
                              "launches: ";
   (void)!write(STDERR_FILENO, line, sizeof line - 1);
-  (void)!write(STDERR_FILENO, dump_path, strlen(dump_path));
+  (void)!write(STDERR_FILENO, path, strlen(path));
   (void)!write(STDERR_FILENO, "\n", 1);
+}
+
+void dump(int signal) {
+  Writer& w = writer;
+  w.used = 0;
+  write_header(w, signal);
+  write_recent_launches(w);
+  write_file(w, dump_paths[current_dump_path.load(std::memory_order_acquire)]);
 }
 
 void on_fatal_signal(int signal, siginfo_t* info, void* context) {

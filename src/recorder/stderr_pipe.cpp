@@ -111,6 +111,42 @@ StderrPipe& StderrPipe::process() {
 
 bool StderrPipe::running() const { return state_.load() != nullptr; }
 
+namespace {
+
+// A pipe whose ends, and a copy of the watched fd, sit above the low numbers a program may count on; false with
+// error said, nothing left open.
+bool open_pipe_and_copy(int fd, int ends[2], int& original, std::string& error) {
+  if (pipe2(ends, O_CLOEXEC) != 0) {
+    error = std::string("cannot make a pipe for stderr: ") + std::strerror(errno);
+    return false;
+  }
+  ends[0] = high_copy(ends[0]);
+  ends[1] = high_copy(ends[1]);
+  original = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  if (ends[0] < 0 || ends[1] < 0 || original < 0) {
+    error = std::string("cannot keep a copy of stderr: ") + std::strerror(errno);
+    for (int open_fd : {ends[0], ends[1], original}) {
+      if (open_fd >= 0) close(open_fd);
+    }
+    return false;
+  }
+  fcntl(ends[0], F_SETFL, O_NONBLOCK);
+  fcntl(ends[1], F_SETPIPE_SZ, 1 << 20);  // room for a burst while the reader is descheduled; the default is fine too
+  return true;
+}
+
+// The reader takes none of the program's signals: they stay with the threads that expect them.
+int start_reader(pthread_t& reader, void* (*body)(void*), void* state) {
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  int created = pthread_create(&reader, nullptr, body, state);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return created;
+}
+
+}  // namespace
+
 bool StderrPipe::start(StderrSink sink, std::string& error) {
   std::lock_guard lock(mutex_);
   if (state_.load() != nullptr) return true;
@@ -119,22 +155,8 @@ bool StderrPipe::start(StderrSink sink, std::string& error) {
     return false;
   }
   int ends[2];
-  if (pipe2(ends, O_CLOEXEC) != 0) {
-    error = std::string("cannot make a pipe for stderr: ") + std::strerror(errno);
-    return false;
-  }
-  ends[0] = high_copy(ends[0]);
-  ends[1] = high_copy(ends[1]);
-  int original = fcntl(fd_, F_DUPFD_CLOEXEC, 3);
-  if (ends[0] < 0 || ends[1] < 0 || original < 0) {
-    error = std::string("cannot keep a copy of stderr: ") + std::strerror(errno);
-    for (int fd : {ends[0], ends[1], original}) {
-      if (fd >= 0) close(fd);
-    }
-    return false;
-  }
-  fcntl(ends[0], F_SETFL, O_NONBLOCK);
-  fcntl(ends[1], F_SETPIPE_SZ, 1 << 20);  // room for a burst while the reader is descheduled; the default is fine too
+  int original = -1;
+  if (!open_pipe_and_copy(fd_, ends, original, error)) return false;
   auto* state = new State;
   state->fd = fd_;
   state->sink = sink;
@@ -144,13 +166,7 @@ bool StderrPipe::start(StderrSink sink, std::string& error) {
   fstat(ends[1], &pipe_stat);
   state->pipe_dev = pipe_stat.st_dev;
   state->pipe_ino = pipe_stat.st_ino;
-  // The reader takes none of the program's signals: they stay with the threads that expect them.
-  sigset_t all, previous;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &previous);
-  int created = pthread_create(&state->reader, nullptr, read_pipe, state);
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-  if (created != 0) {
+  if (int created = start_reader(state->reader, read_pipe, state); created != 0) {
     error = std::string("cannot start the stderr reader: ") + std::strerror(created);
     close(ends[0]);
     close(ends[1]);
@@ -169,19 +185,20 @@ bool StderrPipe::start(StderrSink sink, std::string& error) {
   }
   close(ends[1]);
   state_.store(state);
-  if (this == process_pipe.load() && atfork_target.exchange(this) == nullptr) {
-    // A forked child gets no reader thread: it writes to what fd 2 was, straight away.
-    pthread_atfork(nullptr, nullptr, [] {
-      StderrPipe* target = atfork_target.load();
-      State* s = target != nullptr ? target->state_.load() : nullptr;
-      if (s == nullptr) return;
-      if (still_ours(*s)) dup2(s->original, s->fd);
-      close(s->read_end);
-      close(s->original);
-      target->state_.store(nullptr);
-    });
-  }
+  if (this == process_pipe.load() && atfork_target.exchange(this) == nullptr)
+    pthread_atfork(nullptr, nullptr, give_fd_back_in_child);
   return true;
+}
+
+// A forked child gets no reader thread: it writes to what fd 2 was, straight away.
+void StderrPipe::give_fd_back_in_child() {
+  StderrPipe* target = atfork_target.load();
+  State* s = target != nullptr ? target->state_.load() : nullptr;
+  if (s == nullptr) return;
+  if (still_ours(*s)) dup2(s->original, s->fd);
+  close(s->read_end);
+  close(s->original);
+  target->state_.store(nullptr);
 }
 
 void StderrPipe::restore_process_fd_in_signal_handler() {

@@ -46,6 +46,8 @@ class StderrPipe {
   struct State;  // defined where the reader thread uses it
 
  private:
+  static void give_fd_back_in_child();  // pthread_atfork's child handler for the process's pipe
+
   int fd_;
   // Never freed: a reader left running for a child's writes, or a signal handler, may still use one.
   std::atomic<State*> state_{nullptr};

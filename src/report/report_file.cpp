@@ -37,6 +37,17 @@ ReportFile::ReportFile(std::string directory, std::string host, int pid)
     : directory_(std::move(directory)), stem_("firstassert-" + safe_host(host) + "-" + std::to_string(pid)) {}
 
 bool ReportFile::write(const std::string& content, std::string& error) {
+  std::string temp = write_temporary(content, error);
+  if (temp.empty()) return false;
+  if (path_.empty()) return claim_name(temp, error);
+  // Our own file: rename replaces it (a symlink planted there is replaced, never followed).
+  if (::rename(temp.c_str(), path_.c_str()) == 0) return true;
+  error = "cannot replace the report " + path_ + ": " + std::strerror(errno);
+  ::unlink(temp.c_str());
+  return false;
+}
+
+std::string ReportFile::write_temporary(const std::string& content, std::string& error) const {
   // A fresh temporary name each time: O_EXCL|O_NOFOLLOW refuses anything planted there.
   std::string temp;
   int fd = -1;
@@ -47,7 +58,7 @@ bool ReportFile::write(const std::string& content, std::string& error) {
   }
   if (fd < 0) {
     error = "cannot create a report in " + directory_ + ": " + std::strerror(errno);
-    return false;
+    return {};
   }
   ::fchmod(fd, 0644);  // whatever the umask: the report is meant to be read by the job's owner and tools
   bool ok = write_all(fd, content) && ::fsync(fd) == 0;
@@ -56,16 +67,12 @@ bool ReportFile::write(const std::string& content, std::string& error) {
   if (!ok) {
     error = "cannot write the report " + temp + ": " + std::strerror(saved != 0 ? saved : errno);
     ::unlink(temp.c_str());
-    return false;
+    return {};
   }
+  return temp;
+}
 
-  if (!path_.empty()) {
-    // Our own file: rename replaces it (a symlink planted there is replaced, never followed).
-    if (::rename(temp.c_str(), path_.c_str()) == 0) return true;
-    error = "cannot replace the report " + path_ + ": " + std::strerror(errno);
-    ::unlink(temp.c_str());
-    return false;
-  }
+bool ReportFile::claim_name(const std::string& temp, std::string& error) {
   for (int n = 0; n < 100; ++n) {
     std::string candidate = directory_ + "/" + stem_ + (n == 0 ? "" : "." + std::to_string(n)) + ".json";
     // RENAME_NOREPLACE: an existing file (another run with our pid, or a link) is left alone.

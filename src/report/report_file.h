@@ -17,6 +17,11 @@ class ReportFile {
   const std::string& path() const { return path_; }
 
  private:
+  // The content in a new temporary file of the directory; its path, or "" with error said.
+  std::string write_temporary(const std::string& content, std::string& error) const;
+  // The temporary renamed to the first free report name, which becomes path_.
+  bool claim_name(const std::string& temp, std::string& error);
+
   std::string directory_;
   std::string stem_;
   std::string path_;

@@ -93,6 +93,7 @@ json graph_node_list(const std::vector<LaunchRecord>& nodes, uint32_t culprit_no
     const LaunchRecord& n = nodes[i];
     json node = {{"node", n.graph_node}};
     node["kernel"] = n.kernel != nullptr ? json(demangle(n.kernel)) : json(nullptr);
+    node["short_name"] = n.kernel != nullptr ? json(short_kernel_name(demangle(n.kernel))) : json(nullptr);
     node["mangled"] = n.kernel != nullptr ? json(n.kernel) : json(nullptr);
     node["grid"] = dims(n.grid);
     node["block"] = dims(n.block);
@@ -121,9 +122,12 @@ json launch(const LaunchRecord& r, bool resolve_stack = false) {
   j["graph_node"] = graph_node(r);
   if (r.kernel != nullptr) {
     j["kernel"] = demangle(r.kernel);
+    // The name as one-line summaries give it, so that every reader of the report names kernels alike.
+    j["short_name"] = short_kernel_name(demangle(r.kernel));
     j["mangled"] = r.kernel;
   } else {
     j["kernel"] = nullptr;
+    j["short_name"] = nullptr;
     j["mangled"] = nullptr;
   }
   j["grid"] = dims(r.grid);
@@ -165,6 +169,123 @@ json sites(const std::vector<ErrorSite>& list) {
   return out;
 }
 
+// --- One function per section of the report, in the order they are written ---
+
+json tool_section(const ToolInfo& tool) {
+  return {{"name", "firstassert"},
+          {"version", tool.version},
+          {"backend", tool.backend},
+          {"cupti", tool.cupti_path},
+          {"cupti_handed_over", tool.cupti_handed_over}};
+}
+
+json process_section(const ProcessInfo& process) {
+  return {{"pid", process.pid},
+          {"host", process.host},
+          {"argv", process.argv},
+          {"rank", process.rank ? json(*process.rank) : json(nullptr)},
+          {"start_time", iso_time(process.start_time_ns)},
+          {"start_time_ns", process.start_time_ns}};
+}
+
+json error_fields(const std::string& api, ApiDomain domain, int code, bool sticky, int64_t wall_ns, int32_t thread,
+                  json launches_before) {
+  const char* description = error_description(code);
+  return {{"api", api},
+          {"code", code},
+          {"name", error_name(domain, code)},
+          {"description", description != nullptr ? description : ""},
+          {"sticky", sticky},
+          {"time", iso_time(wall_ns)},
+          {"time_ns", wall_ns},
+          {"thread", thread},
+          {"launches_before", std::move(launches_before)}};
+}
+
+// The first sticky error; without one, the first launch the API refused; null when neither was seen.
+json first_error_section(const Findings& f) {
+  if (f.has_primary) {
+    const PrimaryError& p = f.primary;
+    return error_fields(p.api, p.domain, p.code, true, p.wall_ns, p.thread, p.launches_before);
+  }
+  if (!f.launch_errors.empty()) {
+    const LaunchError& e = f.launch_errors.front();
+    return error_fields(launch_api_name(e.launch.api), e.domain, e.code, false, e.launch.wall_ns, e.launch.thread,
+                        nullptr);
+  }
+  return nullptr;
+}
+
+json decision_section(const Findings& f) {
+  if (!f.has_primary && !f.culprit) return nullptr;
+  return {{"confidence", f.confidence}, {"reason", f.reason}, {"candidates", f.candidates_total}};
+}
+
+// The hint for the culprit, from its device line, its kernel and the error.
+json culprit_hint(const Findings& f) {
+  int code = f.has_primary ? f.primary.code : (f.launch_errors.empty() ? 0 : f.launch_errors.front().code);
+  std::string kernel = f.culprit->kernel ? demangle(f.culprit->kernel) : std::string();
+  std::optional<Hint> hint = hint_for_launch(f.culprit_message ? &*f.culprit_message : nullptr, kernel, code);
+  return hint ? json{{"id", hint->id}, {"title", hint->title}, {"text", hint->text}} : json(nullptr);
+}
+
+json culprit_section(const Findings& f, const std::map<uint64_t, std::string>* launch_values) {
+  if (!f.culprit) return nullptr;
+  json culprit = launch(*f.culprit, true);
+  if (!f.has_primary) culprit["seq"] = nullptr;  // a refused launch never entered the launch order
+  culprit["confidence"] = f.confidence;
+  culprit["reason"] = f.reason;
+  culprit["device_message"] = f.culprit_message ? message(*f.culprit_message) : json(nullptr);
+  culprit["hint"] = culprit_hint(f);
+  culprit["graph_nodes"] = graph_node_list(f.culprit_graph, f.culprit->graph_node);
+  if (f.has_primary) attach_values(culprit, *f.culprit, launch_values);
+  return culprit;
+}
+
+json candidates_section(const std::vector<LaunchRecord>& candidates,
+                        const std::map<uint64_t, std::string>* launch_values) {
+  json out = json::array();
+  for (const LaunchRecord& c : candidates) {
+    json candidate = launch(c, true);
+    attach_values(candidate, c, launch_values);
+    out.push_back(candidate);
+  }
+  return out;
+}
+
+json device_messages_section(const std::vector<DeviceMessage>& messages) {
+  json out = json::array();
+  for (const DeviceMessage& m : messages) out.push_back(message(m));
+  return out;
+}
+
+json launch_errors_section(const std::vector<LaunchError>& errors) {
+  json out = json::array();
+  for (const LaunchError& e : errors) {
+    json l = launch(e.launch, true);
+    l["seq"] = nullptr;  // refused launches never entered the launch order
+    l["code"] = e.code;
+    l["name"] = error_name(e.domain, e.code);
+    out.push_back(l);
+  }
+  return out;
+}
+
+json secondary_section(const Findings& f) { return {{"count", f.secondary_count}, {"sites", sites(f.secondary)}}; }
+
+json recent_launches_section(const std::vector<LaunchRecord>& recent) {
+  json out = json::array();
+  for (const LaunchRecord& l : recent) out.push_back(launch(l));
+  return out;
+}
+
+json modules_section(const std::vector<LoadedModule>& modules) {
+  json out = json::array();
+  for (const LoadedModule& m : modules)
+    out.push_back({{"path", m.path}, {"base", hex(m.base)}, {"build_id", m.build_id}});
+  return out;
+}
+
 }  // namespace
 
 std::string iso_time(int64_t wall_ns) {
@@ -182,99 +303,21 @@ std::string report_json(const ReportInput& in) {
   const Findings& f = in.findings;
   json r;
   r["schema"] = kReportSchema;
-  r["tool"] = {{"name", "firstassert"},
-               {"version", in.tool.version},
-               {"backend", in.tool.backend},
-               {"cupti", in.tool.cupti_path},
-               {"cupti_handed_over", in.tool.cupti_handed_over}};
-  json process = {{"pid", in.process.pid},
-                  {"host", in.process.host},
-                  {"argv", in.process.argv},
-                  {"rank", in.process.rank ? json(*in.process.rank) : json(nullptr)},
-                  {"start_time", iso_time(in.process.start_time_ns)},
-                  {"start_time_ns", in.process.start_time_ns}};
-  r["process"] = process;
+  r["tool"] = tool_section(in.tool);
+  r["process"] = process_section(in.process);
   r["final"] = in.final;
   r["written_at"] = iso_time(in.written_ns);
-
-  if (f.has_primary) {
-    const PrimaryError& p = f.primary;
-    const char* description = error_description(p.code);
-    r["first_error"] = {{"api", p.api},
-                        {"code", p.code},
-                        {"name", error_name(p.domain, p.code)},
-                        {"description", description != nullptr ? description : ""},
-                        {"sticky", true},
-                        {"time", iso_time(p.wall_ns)},
-                        {"time_ns", p.wall_ns},
-                        {"thread", p.thread},
-                        {"launches_before", p.launches_before}};
-  } else if (!f.launch_errors.empty()) {
-    const LaunchError& e = f.launch_errors.front();
-    const char* description = error_description(e.code);
-    r["first_error"] = {{"api", launch_api_name(e.launch.api)},
-                        {"code", e.code},
-                        {"name", error_name(e.domain, e.code)},
-                        {"description", description != nullptr ? description : ""},
-                        {"sticky", false},
-                        {"time", iso_time(e.launch.wall_ns)},
-                        {"time_ns", e.launch.wall_ns},
-                        {"thread", e.launch.thread},
-                        {"launches_before", nullptr}};
-  } else {
-    r["first_error"] = nullptr;
-  }
-
-  if (f.has_primary || f.culprit) {
-    r["decision"] = {{"confidence", f.confidence}, {"reason", f.reason}, {"candidates", f.candidates_total}};
-  } else {
-    r["decision"] = nullptr;
-  }
-  if (f.culprit) {
-    json culprit = launch(*f.culprit, true);
-    if (!f.has_primary) culprit["seq"] = nullptr;  // a refused launch never entered the launch order
-    culprit["confidence"] = f.confidence;
-    culprit["reason"] = f.reason;
-    culprit["device_message"] = f.culprit_message ? message(*f.culprit_message) : json(nullptr);
-    int code = f.has_primary ? f.primary.code : (f.launch_errors.empty() ? 0 : f.launch_errors.front().code);
-    std::string kernel = f.culprit->kernel ? demangle(f.culprit->kernel) : std::string();
-    std::optional<Hint> hint = hint_for_launch(f.culprit_message ? &*f.culprit_message : nullptr, kernel, code);
-    culprit["hint"] = hint ? json{{"id", hint->id}, {"title", hint->title}, {"text", hint->text}} : json(nullptr);
-    culprit["graph_nodes"] = graph_node_list(f.culprit_graph, f.culprit->graph_node);
-    if (f.has_primary) attach_values(culprit, *f.culprit, in.launch_values);
-    r["culprit"] = culprit;
-  } else {
-    r["culprit"] = nullptr;
-  }
-  json candidates = json::array();
-  for (const LaunchRecord& c : f.candidates) {
-    json candidate = launch(c, true);
-    attach_values(candidate, c, in.launch_values);
-    candidates.push_back(candidate);
-  }
-  r["candidates"] = candidates;
-  json messages = json::array();
-  for (const DeviceMessage& m : f.device_messages) messages.push_back(message(m));
-  r["device_messages"] = messages;
-  json launch_errors = json::array();
-  for (const LaunchError& e : f.launch_errors) {
-    json l = launch(e.launch, true);
-    l["seq"] = nullptr;  // refused launches never entered the launch order
-    l["code"] = e.code;
-    l["name"] = error_name(e.domain, e.code);
-    launch_errors.push_back(l);
-  }
-  r["launch_errors"] = launch_errors;
-  r["secondary"] = {{"count", f.secondary_count}, {"sites", sites(f.secondary)}};
+  r["first_error"] = first_error_section(f);
+  r["decision"] = decision_section(f);
+  r["culprit"] = culprit_section(f, in.launch_values);
+  r["candidates"] = candidates_section(f.candidates, in.launch_values);
+  r["device_messages"] = device_messages_section(f.device_messages);
+  r["launch_errors"] = launch_errors_section(f.launch_errors);
+  r["secondary"] = secondary_section(f);
   r["other_errors"] = sites(f.other_errors);
-  json recent = json::array();
-  for (const LaunchRecord& l : f.recent) recent.push_back(launch(l));
-  r["recent_launches"] = recent;
+  r["recent_launches"] = recent_launches_section(f.recent);
   r["launches_recorded"] = f.launches_recorded;
-  json modules = json::array();
-  for (const LoadedModule& m : in.modules)
-    modules.push_back({{"path", m.path}, {"base", hex(m.base)}, {"build_id", m.build_id}});
-  r["modules"] = modules;
+  r["modules"] = modules_section(in.modules);
   // Kernel names and argv may hold any bytes: invalid UTF-8 is replaced, never thrown on.
   return r.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
