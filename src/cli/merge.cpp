@@ -5,8 +5,11 @@
 #include <cmath>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "commands.h"
 #include "options.h"
@@ -78,128 +81,192 @@ const char* kUsage =
     "                  are flagged as possibly out of order\n"
     "  --json          the same as JSON\n";
 
-}  // namespace
-
-int merge_command(const Args& args, std::ostream& out, std::ostream& err) {
+struct Options {
   double skew_seconds = 1.0;
-  bool as_json = false;
-  std::string skew = "1";
+  bool json = false;
   std::vector<std::string> dirs;
+};
+
+// The options, or the exit status when there is nothing to merge: the usage for --help, one line on err for bad
+// arguments.
+std::optional<int> parse_options(const Args& args, Options& options, std::ostream& out, std::ostream& err) {
+  std::string skew = "1";
   CLI::App app;
-  app.add_flag("--json", as_json);
+  app.add_flag("--json", options.json);
   app.add_option("--skew", skew);
-  app.add_option("dirs", dirs);
-  if (std::optional<int> status = answer_parse(parse_arguments(app, args), "merge", kUsage, out, err)) return *status;
+  app.add_option("dirs", options.dirs);
+  if (std::optional<int> status = answer_parse(parse_arguments(app, args), "merge", kUsage, out, err)) return status;
   char* end = nullptr;
-  skew_seconds = std::strtod(skew.c_str(), &end);
-  if (skew.empty() || *end != '\0' || !std::isfinite(skew_seconds) || skew_seconds < 0) {
+  options.skew_seconds = std::strtod(skew.c_str(), &end);
+  if (skew.empty() || *end != '\0' || !std::isfinite(options.skew_seconds) || options.skew_seconds < 0) {
     err << "firstassert merge: --skew needs a number of seconds >= 0, not '" << skew << "'\n";
     return kBadInput;
   }
-  if (dirs.empty()) {
+  if (options.dirs.empty()) {
     err << "firstassert merge: no directory given (see firstassert merge --help)\n";
     return kBadInput;
   }
+  return std::nullopt;
+}
 
-  bool bad = false;
+// Every report in the directories, summarized. A directory without one and a report that cannot be read are one line
+// each on err, and make all_read false; the others are still read.
+std::vector<Rank> read_reports(const std::vector<std::string>& dirs, std::ostream& err, bool& all_read) {
   std::vector<Rank> ranks;
   for (const std::string& dir : dirs) {
     std::string error;
     std::vector<std::string> paths = reports_in(dir, error);
     if (!error.empty() || paths.empty()) {
-      err << "firstassert merge: " << (error.empty() ? dir + ": no firstassert report (firstassert-*.json) here" : error)
-          << "\n";
-      bad = true;
+      if (error.empty()) error = dir + ": no firstassert report (firstassert-*.json) here";
+      err << "firstassert merge: " << error << "\n";
+      all_read = false;
       continue;
     }
     for (const std::string& path : paths) {
       std::optional<LoadedReport> report = load_report(path, error);
       if (!report) {
         err << "firstassert merge: " << error << "\n";
-        bad = true;
+        all_read = false;
         continue;
       }
       ranks.push_back(summarize(*report));
     }
   }
-  std::vector<Rank> failed, healthy;
-  for (const Rank& k : ranks) (k.failed ? failed : healthy).push_back(k);
-  std::stable_sort(failed.begin(), failed.end(), [](const Rank& a, const Rank& b) { return a.error_ns < b.error_ns; });
+  return ranks;
+}
+
+// The job's ranks: those that failed in the order of their first error's wall time (the first one first), and those
+// that recorded no error.
+struct Outcome {
+  size_t reports = 0;
+  std::vector<Rank> failed;
+  std::vector<Rank> healthy;
+  size_t hosts = 0;                  // the hosts whose clocks were compared: those of the failed ranks
+  std::optional<size_t> other_host;  // in failed: the first failure on a host other than the first one's
+  bool order_uncertain = false;      // that failure came within the skew allowed of the first
+};
+
+size_t host_count(const std::vector<Rank>& ranks) {
   std::set<std::string> hosts;
-  for (const Rank& k : failed) hosts.insert(k.host);
+  for (const Rank& k : ranks) hosts.insert(k.host);
+  return hosts.size();
+}
+
+// The index of the first rank in failed on a host other than failed's first; nullopt when all are on one host.
+std::optional<size_t> first_on_another_host(const std::vector<Rank>& failed) {
+  for (size_t i = 0; i < failed.size(); ++i) {
+    if (failed[i].host != failed.front().host) return i;
+  }
+  return std::nullopt;
+}
+
+Outcome order_by_first_error(const std::vector<Rank>& ranks, double skew_seconds) {
+  Outcome o;
+  o.reports = ranks.size();
+  for (const Rank& k : ranks) (k.failed ? o.failed : o.healthy).push_back(k);
+  std::stable_sort(o.failed.begin(), o.failed.end(),
+                   [](const Rank& a, const Rank& b) { return a.error_ns < b.error_ns; });
+  o.hosts = host_count(o.failed);
   // Clocks only disagree between hosts: the order is uncertain when another host's first failure came within the
   // skew of the first one.
+  o.other_host = first_on_another_host(o.failed);
   long long skew_ns = static_cast<long long>(skew_seconds * 1e9);
-  const Rank* other_host = nullptr;
-  for (const Rank& k : failed) {
-    if (k.host != failed.front().host) {
-      other_host = &k;
-      break;
-    }
-  }
-  bool close_call = other_host != nullptr && other_host->error_ns - failed.front().error_ns < skew_ns;
+  o.order_uncertain = o.other_host && o.failed[*o.other_host].error_ns - o.failed.front().error_ns < skew_ns;
+  return o;
+}
 
-  if (as_json) {
-    json j;
-    j["reports"] = ranks.size();
-    j["compared"] = "first_error.time_ns, wall clocks of " + std::to_string(hosts.size()) + " host(s)";
-    j["skew_seconds"] = skew_seconds;
-    j["order_uncertain"] = close_call;
-    json list = json::array();
-    for (size_t i = 0; i < failed.size(); ++i) {
-      const Rank& k = failed[i];
-      list.push_back({{"role", i == 0 ? "first" : "secondary"},
-                      {"report", k.path},
-                      {"host", k.host},
-                      {"pid", k.pid},
-                      {"rank", k.rank ? json(*k.rank) : json(nullptr)},
-                      {"error", k.error},
-                      {"time_ns", k.error_ns},
-                      {"after_first_ns", k.error_ns - failed[0].error_ns},
-                      {"culprit", k.kernel},
-                      {"confidence", k.confidence},
-                      {"values", k.values.empty() ? json(nullptr) : json(k.values)}});
-    }
-    j["failures"] = list;
-    json ok = json::array();
-    for (const Rank& k : healthy) ok.push_back({{"report", k.path}, {"host", k.host}, {"rank", k.rank ? json(*k.rank) : json(nullptr)}});
-    j["no_error"] = ok;
-    out << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
-    return bad ? kBadInput : 0;
-  }
+json rank_or_null(const Rank& k) { return k.rank ? json(*k.rank) : json(nullptr); }
 
-  out << ranks.size() << " report" << (ranks.size() == 1 ? "" : "s") << ", " << failed.size() << " with an error\n";
-  if (failed.empty()) {
-    out << "no rank recorded a CUDA error\n";
-    return bad ? kBadInput : 0;
+void print_json(const Outcome& o, double skew_seconds, std::ostream& out) {
+  json j;
+  j["reports"] = o.reports;
+  j["compared"] = "first_error.time_ns, wall clocks of " + std::to_string(o.hosts) + " host(s)";
+  j["skew_seconds"] = skew_seconds;
+  j["order_uncertain"] = o.order_uncertain;
+  json failures = json::array();
+  for (size_t i = 0; i < o.failed.size(); ++i) {
+    const Rank& k = o.failed[i];
+    failures.push_back({{"role", i == 0 ? "first" : "secondary"},
+                        {"report", k.path},
+                        {"host", k.host},
+                        {"pid", k.pid},
+                        {"rank", rank_or_null(k)},
+                        {"error", k.error},
+                        {"time_ns", k.error_ns},
+                        {"after_first_ns", k.error_ns - o.failed[0].error_ns},
+                        {"culprit", k.kernel},
+                        {"confidence", k.confidence},
+                        {"values", k.values.empty() ? json(nullptr) : json(k.values)}});
   }
-  const Rank& first = failed.front();
+  j["failures"] = failures;
+  json no_error = json::array();
+  for (const Rank& k : o.healthy) no_error.push_back({{"report", k.path}, {"host", k.host}, {"rank", rank_or_null(k)}});
+  j["no_error"] = no_error;
+  out << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+}
+
+void print_first(const Rank& first, std::ostream& out) {
   out << "\nfailed first: " << who(first) << "\n";
   out << "  " << first.error << "\n";
   if (!first.kernel.empty()) out << "  culprit " << first.kernel << " [" << first.confidence << "]\n";
   if (!first.values.empty()) out << "  values  " << first.values << "\n";
   out << "  report  " << first.path << "\n";
-  if (failed.size() > 1) {
-    out << "\nsecondary (failed after it):\n";
-    for (size_t i = 1; i < failed.size(); ++i) {
-      const Rank& k = failed[i];
-      out << "  +" << seconds(k.error_ns - first.error_ns) << "  " << who(k) << ": " << k.error
-          << (k.kernel.empty() ? "" : ", culprit " + k.kernel) << "\n";
-    }
+}
+
+void print_secondary(const std::vector<Rank>& failed, std::ostream& out) {
+  if (failed.size() <= 1) return;
+  out << "\nsecondary (failed after it):\n";
+  for (size_t i = 1; i < failed.size(); ++i) {
+    const Rank& k = failed[i];
+    out << "  +" << seconds(k.error_ns - failed.front().error_ns) << "  " << who(k) << ": " << k.error
+        << (k.kernel.empty() ? "" : ", culprit " + k.kernel) << "\n";
   }
-  if (!healthy.empty()) {
-    out << "\nno error:";
-    for (const Rank& k : healthy) out << " " << who(k) << ";";
-    out << "\n";
+}
+
+void print_healthy(const std::vector<Rank>& healthy, std::ostream& out) {
+  if (healthy.empty()) return;
+  out << "\nno error:";
+  for (const Rank& k : healthy) out << " " << who(k) << ";";
+  out << "\n";
+}
+
+// Which clocks were compared, and a warning when they may not agree well enough to order the first two hosts.
+void print_clock_note(const Outcome& o, double skew_seconds, std::ostream& out) {
+  out << "\ntimes compared: first_error.time_ns, the wall clocks of " << o.hosts << " host" << (o.hosts == 1 ? "" : "s")
+      << "\n";
+  if (!o.order_uncertain) return;
+  const Rank& first = o.failed.front();
+  const Rank& other = o.failed[*o.other_host];
+  out << "warning: the first failures on " << first.host << " and " << other.host << " are "
+      << seconds(other.error_ns - first.error_ns) << " apart, less than the clock skew allowed (" << skew_seconds
+      << " s): which host failed first is uncertain\n";
+}
+
+void print_text(const Outcome& o, double skew_seconds, std::ostream& out) {
+  out << o.reports << " report" << (o.reports == 1 ? "" : "s") << ", " << o.failed.size() << " with an error\n";
+  if (o.failed.empty()) {
+    out << "no rank recorded a CUDA error\n";
+    return;
   }
-  out << "\ntimes compared: first_error.time_ns, the wall clocks of " << hosts.size() << " host"
-      << (hosts.size() == 1 ? "" : "s") << "\n";
-  if (close_call) {
-    out << "warning: the first failures on " << first.host << " and " << other_host->host << " are "
-        << seconds(other_host->error_ns - first.error_ns) << " apart, less than the clock skew allowed ("
-        << skew_seconds << " s): which host failed first is uncertain\n";
-  }
-  return bad ? kBadInput : 0;
+  print_first(o.failed.front(), out);
+  print_secondary(o.failed, out);
+  print_healthy(o.healthy, out);
+  print_clock_note(o, skew_seconds, out);
+}
+
+}  // namespace
+
+int merge_command(const Args& args, std::ostream& out, std::ostream& err) {
+  Options options;
+  if (std::optional<int> status = parse_options(args, options, out, err)) return *status;
+  bool all_read = true;
+  std::vector<Rank> ranks = read_reports(options.dirs, err, all_read);
+  Outcome outcome = order_by_first_error(ranks, options.skew_seconds);
+  if (options.json)
+    print_json(outcome, options.skew_seconds, out);
+  else
+    print_text(outcome, options.skew_seconds, out);
+  return all_read ? 0 : kBadInput;
 }
 
 }  // namespace firstassert::cli

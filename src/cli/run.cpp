@@ -14,6 +14,9 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "commands.h"
 #include "preload_path.h"
@@ -52,12 +55,6 @@ const char* kUsage =
     "  The library is found through FIRSTASSERT_LIB, beside this program (../lib, or the same directory), or in\n"
     "  the install prefix. A path LD_PRELOAD cannot carry (it holds a space or colon) is reached through a link in\n"
     "  $XDG_RUNTIME_DIR/firstassert-UID (else /tmp/firstassert-UID).\n";
-
-volatile sig_atomic_t child_pid = 0;
-
-void forward(int signal) {
-  if (child_pid > 0) kill(child_pid, signal);
-}
 
 std::string find_shim(const std::string& self_path, std::string& looked) {
   if (const char* explicit_path = std::getenv("FIRSTASSERT_LIB"); explicit_path != nullptr && *explicit_path != '\0') {
@@ -98,21 +95,24 @@ std::string shim_to_preload(const std::string& self_path, const std::string& com
   return carried;
 }
 
-std::vector<std::string> reports_since(const std::string& dir, fs::file_time_type start) {
-  std::string error;
-  std::vector<std::string> out;
-  for (const std::string& path : reports_in(dir, error)) {
-    std::error_code ec;
-    if (fs::last_write_time(path, ec) >= start && !ec) out.push_back(path);
-  }
-  return out;
+struct Options {
+  std::string sync;                   // --sync: FIRSTASSERT_SYNC for the job, "" to leave it as it is
+  std::string dir;                    // --dir: where reports go, "" for the current directory
+  std::optional<std::string> values;  // --values, when given
+  std::vector<std::string> command;   // the job: the first argument that is not an option, and all after it
+};
+
+bool takes_value(std::string_view option) { return option == "--sync" || option == "--dir" || option == "--values"; }
+
+void set_option(std::string_view option, const std::string& value, Options& options) {
+  if (option == "--sync") options.sync = value;
+  if (option == "--dir") options.dir = value;
+  if (option == "--values") options.values = value;
 }
 
-}  // namespace
-
-int run_command(const Args& args, std::ostream& out, std::ostream& err, const std::string& self_path) {
-  std::string sync, dir;
-  std::optional<std::string> values;
+// The options and the command after them, or the exit status when there is nothing to run: the usage for --help, one
+// line on err for bad arguments. They are read by hand: everything from the command on is the job's, options or not.
+std::optional<int> parse_options(const Args& args, Options& options, std::ostream& out, std::ostream& err) {
   size_t i = 0;
   for (; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -124,21 +124,19 @@ int run_command(const Args& args, std::ostream& out, std::ostream& err, const st
       out << kUsage;
       return 0;
     }
-    if (a == "--sync" || a == "--dir" || a == "--values") {
+    if (takes_value(a)) {
       if (i + 1 >= args.size()) {
         err << "firstassert run: " << a << " needs a value (see firstassert run --help)\n";
         return kBadInput;
       }
-      if (a == "--values") {
-        values = args[++i];
-      } else {
-        (a == "--sync" ? sync : dir) = args[++i];
-      }
+      set_option(a, args[++i], options);
       continue;
     }
-    if (a.rfind("--sync=", 0) == 0) { sync = a.substr(7); continue; }
-    if (a.rfind("--dir=", 0) == 0) { dir = a.substr(6); continue; }
-    if (a.rfind("--values=", 0) == 0) { values = a.substr(9); continue; }
+    std::string_view name = std::string_view(a).substr(0, a.find('='));  // --sync=MODE, --dir=DIR, --values=MODE
+    if (name.size() < a.size() && takes_value(name)) {
+      set_option(name, a.substr(name.size() + 1), options);
+      continue;
+    }
     if (!a.empty() && a[0] == '-') {
       err << "firstassert run: unknown option '" << a << "' (put -- before a command that starts with -)\n";
       return kBadInput;
@@ -149,42 +147,64 @@ int run_command(const Args& args, std::ostream& out, std::ostream& err, const st
     err << "firstassert run: no command given (see firstassert run --help)\n";
     return kBadInput;
   }
-  std::vector<std::string> command(args.begin() + static_cast<long>(i), args.end());
+  options.command.assign(args.begin() + static_cast<long>(i), args.end());
+  return std::nullopt;
+}
 
-  std::string carried = shim_to_preload(self_path, "run", err);
-  if (carried.empty()) return kBadInput;
+// The directory reports go to, absolute; nullopt after one line on err when it is not a directory.
+std::optional<std::string> report_directory(const std::string& dir, std::ostream& err) {
   std::error_code ec;
-  std::string report_dir = fs::absolute(dir.empty() ? fs::current_path(ec) : fs::path(dir), ec).string();
-  if (!fs::is_directory(report_dir, ec)) {
-    err << "firstassert run: --dir " << report_dir << " is not a directory\n";
-    return kBadInput;
+  std::string absolute = fs::absolute(dir.empty() ? fs::current_path(ec) : fs::path(dir), ec).string();
+  if (!fs::is_directory(absolute, ec)) {
+    err << "firstassert run: --dir " << absolute << " is not a directory\n";
+    return std::nullopt;
   }
+  return absolute;
+}
 
+// This process's environment, which the job inherits: the shim before whatever LD_PRELOAD held, the report directory,
+// and the --sync and --values settings.
+void set_job_environment(const std::string& shim, const std::string& report_dir, const Options& options,
+                         const std::string& self_path, std::ostream& err) {
   const char* preload = std::getenv("LD_PRELOAD");
-  std::string new_preload = carried + (preload != nullptr && *preload != '\0' ? std::string(":") + preload : "");
+  std::string new_preload = shim + (preload != nullptr && *preload != '\0' ? std::string(":") + preload : "");
   setenv("LD_PRELOAD", new_preload.c_str(), 1);
   setenv("FIRSTASSERT_DIR", report_dir.c_str(), 1);
-  if (!sync.empty()) setenv("FIRSTASSERT_SYNC", sync.c_str(), 1);
-  set_values_environment(values, values_site_candidates(self_path), err);
+  if (!options.sync.empty()) setenv("FIRSTASSERT_SYNC", options.sync.c_str(), 1);
+  set_values_environment(options.values, values_site_candidates(self_path), err);
+}
 
-  fs::file_time_type start = fs::file_time_type::clock::now() - std::chrono::seconds(1);
-  out.flush();
+// In the forked child: becomes the job. A command that cannot be run exits 127 when it is not found and 126
+// otherwise, as a shell's does (POSIX, Shell Command Language, 2.8.2 Exit Status for Commands).
+[[noreturn]] void exec_job(std::vector<std::string> command) {
+  std::vector<char*> argv;
+  for (std::string& a : command) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+  int e = errno;
+  std::string message = "firstassert run: cannot run '" + command[0] + "': " + std::strerror(e) + "\n";
+  (void)!::write(STDERR_FILENO, message.data(), message.size());
+  _exit(e == ENOENT ? 127 : 126);
+}
+
+// The job, started as a child process; -1 after one line on err when it could not be.
+pid_t start_job(const std::vector<std::string>& command, std::ostream& out, std::ostream& err) {
+  out.flush();  // what this program wrote comes before what the job writes
   err.flush();
   pid_t pid = fork();
-  if (pid < 0) {
-    err << "firstassert run: cannot start " << command[0] << ": " << std::strerror(errno) << "\n";
-    return kBadInput;
-  }
-  if (pid == 0) {
-    std::vector<char*> argv;
-    for (std::string& a : command) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    int e = errno;
-    std::string message = "firstassert run: cannot run '" + command[0] + "': " + std::strerror(e) + "\n";
-    (void)!::write(STDERR_FILENO, message.data(), message.size());
-    _exit(e == ENOENT ? 127 : 126);
-  }
+  if (pid < 0) err << "firstassert run: cannot start " << command[0] << ": " << std::strerror(errno) << "\n";
+  if (pid == 0) exec_job(command);
+  return pid;
+}
+
+volatile sig_atomic_t child_pid = 0;
+
+void forward(int signal) {
+  if (child_pid > 0) kill(child_pid, signal);
+}
+
+// The job's wait status, once it has ended.
+int wait_for_job(pid_t pid) {
   child_pid = pid;
   // Signals a scheduler sends to this process go on to the job; the terminal's SIGINT/SIGQUIT reach the job's
   // process group directly, so here they are only waited out.
@@ -198,9 +218,22 @@ int run_command(const Args& args, std::ostream& out, std::ostream& err, const st
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   child_pid = 0;
+  return status;
+}
 
-  for (const std::string& report : reports_since(report_dir, start)) err << "firstassert: report: " << report << "\n";
+// The reports in dir written since start: the job's, and its children's.
+void list_reports_since(const std::string& dir, fs::file_time_type start, std::ostream& err) {
+  std::string error;
+  for (const std::string& path : reports_in(dir, error)) {
+    std::error_code ec;
+    if (fs::last_write_time(path, ec) >= start && !ec) err << "firstassert: report: " << path << "\n";
+  }
   err.flush();
+}
+
+// The job's end passed on: its exit status, or death by the same signal, so that whoever waits on this process sees
+// what the job did.
+int end_as_the_job_did(int status) {
   if (WIFSIGNALED(status)) {
     int s = WTERMSIG(status);
     signal(s, SIG_DFL);
@@ -208,10 +241,30 @@ int run_command(const Args& args, std::ostream& out, std::ostream& err, const st
     sigemptyset(&set);
     sigaddset(&set, s);
     sigprocmask(SIG_UNBLOCK, &set, nullptr);
-    raise(s);  // die the same way, so whoever waits on us sees the job's signal
-    return 128 + s;
+    raise(s);
+    return 128 + s;  // the signal's default action did not end this process: a shell's status for it
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+}  // namespace
+
+int run_command(const Args& args, std::ostream& out, std::ostream& err, const std::string& self_path) {
+  Options options;
+  if (std::optional<int> status = parse_options(args, options, out, err)) return *status;
+  std::string shim = shim_to_preload(self_path, "run", err);
+  if (shim.empty()) return kBadInput;
+  std::optional<std::string> report_dir = report_directory(options.dir, err);
+  if (!report_dir) return kBadInput;
+  set_job_environment(shim, *report_dir, options, self_path, err);
+  // A second early: a file's modification time comes from the kernel's coarser clock, which may read earlier than
+  // this one for a report written at once.
+  fs::file_time_type start = fs::file_time_type::clock::now() - std::chrono::seconds(1);
+  pid_t pid = start_job(options.command, out, err);
+  if (pid < 0) return kBadInput;
+  int status = wait_for_job(pid);
+  list_reports_since(*report_dir, start, err);
+  return end_as_the_job_did(status);
 }
 
 int lib_command(const Args& args, std::ostream& out, std::ostream& err, const std::string& self_path) {

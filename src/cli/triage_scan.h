@@ -16,24 +16,9 @@
 #include <vector>
 
 #include "core/device_assert_line.h"
+#include "triage_prefixes.h"
 
 namespace firstassert::cli::triage {
-
-inline constexpr int kNoRank = -1;
-
-// A line with the prefixes a launcher or a log server put before the program's own text removed.
-struct PrefixedLine {
-  std::string_view text;  // as a terminal shows it: after the last carriage return
-  std::string_view full;  // with what carriage returns overwrote (a device line glued between progress bar redraws)
-  int rank = kNoRank;
-};
-
-// Removes srun --label's "3: ", torchrun's "[rank3]:" or "[default3]:" (both may stack: the torchrun rank wins), and
-// prefixes that are not ranks: a Jupyter server's "[I 2024-05-01 10:00:00.123 ServerApp] ", a tab-separated
-// "<time>\t<LEVEL>\t" record prefix, Ray's "(RayTrainWorker pid=1234, ip=...) ", a time stamp, a level ("ERROR
-// 05-12 10:11:12 [core.py:291] ", "ERROR:root:"); trailing carriage returns, and what a carriage return inside the
-// line overwrote on a terminal (progress bars).
-PrefixedLine strip_prefixes(std::string_view line);
 
 // The CUDA error code a message names ("CUDA error: device-side assert triggered" -> 710), 0 when none is known.
 int cuda_error_code(std::string_view text);
@@ -164,12 +149,22 @@ class Scanner {
     bool usable = false;
   };
 
+  void count_line(bool cut, bool part_of_last);  // position_ moved on, the log's counts with it
+  PrefixedLine as_printed(std::string_view raw);  // without colour codes, a page's markup, and the prefixes
+  bool on_assertion_pieces(const PrefixedLine& l, size_t width);  // false: no piece holds the driver's records
+  void remember(const PrefixedLine& l, size_t width);  // into previous_
   size_t parse_records(std::string_view text);  // into records_: how many
   bool take_assertions(std::string_view text, int rank, const Position& at, int pieces);  // false: none there
   void take_records(size_t n, int rank, const Position& at, int pieces);  // counts and groups records_[0, n)
   bool on_assertion_text(std::string_view text, int rank, size_t width);  // false: not the driver's
+  bool extend_wrapped(std::string_view text, int rank, size_t width);
+  std::optional<Wrapped> record_begun_before(std::string_view text, int rank) const;
+  bool take_or_wait(Wrapped record);
   void flush_wrapped();
   bool on_traceback_line(std::string_view text, int rank);
+  void begin_traceback(int rank, size_t indent);
+  bool on_frames_line(Pending& p, std::string_view text);
+  bool on_exception_message(Pending& p, std::string_view text, int rank);
   void on_other_line(std::string_view text, int rank);
   void finish(int rank);
   RankCounts* counts(int rank);

@@ -12,6 +12,12 @@ namespace firstassert::cli::triage {
 // U+FFFD, cut (on a character boundary, marked with "...") after max_bytes of input.
 std::string printable(std::string_view text, size_t max_bytes = 1000);
 
+// The text without the blanks and tabs it starts with.
+inline std::string_view trim_left(std::string_view s) {
+  size_t start = s.find_first_not_of(" \t");
+  return start == std::string_view::npos ? std::string_view() : s.substr(start);
+}
+
 // The line without ANSI escape sequences (a coloured logger's "\x1b[31m"). scratch holds the copy when one is needed;
 // the result views either the line or scratch.
 std::string_view strip_ansi(std::string_view line, std::string& scratch);
