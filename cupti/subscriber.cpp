@@ -1,3 +1,35 @@
+// The CUPTI event source. Workflow in brief (the callbacks, their ENTER and EXIT sites and CUpti_CallbackData: the
+// "Callback API" section of CUPTI's documentation):
+//
+// Enabled (enable_followed_calls; which ones and why: followed_calls.h): the runtime domain but the queries and
+// settings a framework makes around every op; in the driver domain only the launches, the stream and graph calls
+// and the checked copies, fills, allocations and frees (the whole domain where CUPTI cannot enable one callback);
+// the resource domain, whose callbacks on_callback returns from at once. One function, on_callback, takes them all.
+//
+// Every callback, first: a driver call made inside a runtime call is that call's implementation and returns at one
+// compare; a routine call (source::routine_call: only its error matters) takes the fast path, its result read at
+// EXIT and only a failure passed on; firstassert's own calls (source::OurCall) and the calls the interposition hooks
+// record during a hand-over (source::HookedCall) are left alone. What remains is the program's outermost call.
+//
+// At API ENTER (entered): the call is marked open for a hand-over to wait on (source::cupti_call_began), then
+// source::call_entered, whose result is kept in CUPTI's correlationData for the EXIT:
+// - a kernel launch: its breadcrumb slot taken; without breadcrumbs nothing at all (source::call_needs_entering);
+// - a sync (of the device, a stream or an event; a stream query, a blocking copy): the launch count, which its
+//   success proves complete; with breadcrumbs a sync is routine and does nothing here;
+// - a graph launch: its breadcrumb slot, and the slots of the executable graph's kernel nodes cleared.
+// At API EXIT (left): source::call_exited with the return code, the kernel's name, the context and correlationData,
+// then the call is marked closed (CallCloser):
+// - a launch that succeeded: its device, stacks and record in the ring, then its breadcrumb written after it, or
+//   the forced sync FIRSTASSERT_SYNC asks for; one that failed: recorded as a candidate or as refused;
+// - a sync: recorded with the launch count from its ENTER, so the tracker knows those launches completed;
+// - a graph launch: one launch of the ring, like any other (its nodes are read from the graph records later);
+// - any other call: its error, if it failed; a graph call that succeeded updates the graph records.
+//
+// Where each job lives: which calls are followed, followed_calls; opening CUPTI, cupti_library; what a call means
+// and does, src/source/observer.cpp, which hands on the device of a context (context_devices), the stacks
+// (launch_stacks), the graph records (graph_calls), the forced syncs (forced_sync); whose call it is,
+// src/source/call_guards.h; the open-call marks a hand-over waits on, src/source/cupti_call_marks.h; the ring and
+// the evidence, src/core/tracker; the breadcrumbs, src/device/.
 #include "subscriber.h"
 
 #include <cuda.h>

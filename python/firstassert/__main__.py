@@ -7,15 +7,14 @@ installation, run with ARGS (it replaces this process, so its exit status and si
 import os
 import sys
 
-from .library import cli_path
+from .library import NO_CLI, cli_path
 
 
 def main(argv=None):
     args = sys.argv[1:] if argv is None else list(argv)
     program = cli_path()
     if program is None:
-        print("firstassert: this installation has no firstassert program (the package's _native/ is empty); "
-              "reinstall it (pip install --force-reinstall firstassert)", file=sys.stderr)
+        print("firstassert: " + NO_CLI, file=sys.stderr)
         return 2
     sys.stdout.flush()
     sys.stderr.flush()

@@ -3,7 +3,8 @@ name the kernel compiled the cell under (/tmp/ipykernel_23482/3664598579.py).
 
 In the kernel that ran the cell, IPython knows the names. For a report read after the restart, the extension keeps
 them beside the report, in <report>.cells (JSON: file name -> {"cell": "In[4]", "source": the cell's code}), written
-when a cell fails; the name does not match firstassert-*.json, so it is never taken for a report.
+when a cell fails; the name does not match firstassert-*.json, so it is never taken for a report. `firstassert show`
+(src/cli/cell_names.cpp) names the frames with them, from that file or given on its stdin.
 """
 
 import json
@@ -87,26 +88,3 @@ def save(report_path, report):
         except OSError:
             pass
     return names
-
-
-def where(frame, names):
-    """A Python frame in the user's terms: 'Cell In[4], line 2, in f' for a cell, else 'path:line in f'."""
-    filename, line = frame.get("file") or "?", frame.get("line", "?")
-    function = frame.get("function") or "?"
-    cell = names.get(filename)
-    if cell:
-        text = "Cell %s, line %s" % (cell["cell"], line)
-        return text if function == "<module>" else "%s, in %s" % (text, function)
-    return "%s:%s in %s" % (filename, line, function)
-
-
-def source_line(frame, names):
-    """The text of a frame's line, stripped, or '' (a cell's from its saved code; a file's from the file)."""
-    filename, line = frame.get("file"), frame.get("line")
-    if not isinstance(line, int) or line < 1:
-        return ""
-    cell = names.get(filename)
-    if cell:
-        lines = (cell.get("source") or "").splitlines()
-        return lines[line - 1].strip() if line <= len(lines) else ""
-    return linecache.getline(filename or "", line).strip()

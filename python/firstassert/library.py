@@ -14,6 +14,8 @@ from ._output import say
 LIBRARY = "libfirstassert.so"
 RECORDER = "libfirstassert_recorder.so"  # loaded by the shim from its own directory
 CLI = "firstassert"
+NO_CLI = ("this installation has no firstassert program (the package's _native/ is empty); reinstall it "
+          "(pip install --force-reinstall firstassert)")
 
 _package = os.path.dirname(os.path.abspath(__file__))
 _native = os.path.join(_package, "_native")  # where a wheel keeps the shim, its recorder and the command
@@ -130,7 +132,7 @@ def enable(report_dir=None, lib=None):
     holds CUPTI while it records, so a profiler started afterwards (torch.profiler, Nsight Systems) is refused it: one
     line says so, and disable() gives it back. Preloaded, such a profiler is handed CUPTI and recording goes on.
     """
-    global _loaded, _enabled_dir, _armed
+    global _loaded
     path, origin = find_library(lib)
     if path is None:
         say("not enabled: %s not found (%s); pass enable(lib=PATH) or set FIRSTASSERT_LIB" % (LIBRARY, origin))
@@ -147,30 +149,39 @@ def enable(report_dir=None, lib=None):
         if wanted is None:
             return False
         os.environ["FIRSTASSERT_DIR"] = wanted  # read when recording starts
-    if not _cuda_loaded():
-        # Armed: firstassert_enable() acts once per process, and now would be too early. The driver initializes the
-        # library CUDA_INJECTION64_PATH names when CUDA starts (cuInit): the shim, already loaded here, then records
-        # through CUPTI. A tool already named there is kept and initialized first.
-        current = os.environ.get("CUDA_INJECTION64_PATH")
-        shim = os.path.realpath(path)
-        if _armed is None:
-            _armed = (current, os.environ.get("FIRSTASSERT_CHAINED_INJECTION"), shim)
-        if current and os.path.realpath(current) != shim:
-            os.environ["FIRSTASSERT_CHAINED_INJECTION"] = current
-        os.environ["CUDA_INJECTION64_PATH"] = shim
-        _loaded = handle
-        _enabled_dir = wanted or _enabled_dir or environment_dir()
-        return True
-    recording = handle.firstassert_enable() == 1
     _loaded = handle
-    if not recording:
+    if not _cuda_loaded():
+        _arm(path, wanted)
+        return True
+    return _start_recording(handle, path, wanted)
+
+
+def _arm(path, wanted):
+    """Before CUDA starts, firstassert_enable() would be too early (it acts once per process). The driver initializes
+    the library CUDA_INJECTION64_PATH names when CUDA starts (cuInit): the shim, already loaded here, then records
+    through CUPTI. A tool already named there is kept and initialized first."""
+    global _enabled_dir, _armed
+    current = os.environ.get("CUDA_INJECTION64_PATH")
+    shim = os.path.realpath(path)
+    if _armed is None:
+        _armed = (current, os.environ.get("FIRSTASSERT_CHAINED_INJECTION"), shim)
+    if current and os.path.realpath(current) != shim:
+        os.environ["FIRSTASSERT_CHAINED_INJECTION"] = current
+    os.environ["CUDA_INJECTION64_PATH"] = shim
+    _enabled_dir = wanted or _enabled_dir or environment_dir()
+
+
+def _start_recording(handle, path, wanted):
+    """With CUDA running: recording starts now, or had started (preloaded), and the report directory moves to
+    `wanted` unless a report was written already."""
+    global _enabled_dir
+    if handle.firstassert_enable() != 1:
         say("not recording: %s said why on the process's stderr (in Jupyter: the server's terminal or log); "
-             "usually CUPTI was not found (set FIRSTASSERT_CUPTI) or another tool (Nsight, compute-sanitizer, a "
-             "profiler) holds it" % os.path.basename(path))
+            "usually CUPTI was not found (set FIRSTASSERT_CUPTI) or another tool (Nsight, compute-sanitizer, a "
+            "profiler) holds it" % os.path.basename(path))
         return False
     handle.firstassert_stderr_pipe(1)  # again, after a disable(); nothing where preloaded or where it runs already
     if wanted is not None:
-        # Recording may have started earlier (preloaded, CUDA running): the directory is moved there too.
         where = os.fsdecode(handle.firstassert_set_report_dir(os.fsencode(wanted)) or os.fsencode(wanted))
         if where != wanted:
             say("this process's report was written in %s before enable(report_dir=%s); it stays there, and "

@@ -22,7 +22,7 @@ import textwrap
 from . import cells, library, values
 from ._output import say
 from .reports import default_dir, read_report
-from .show import (device_text, first_error_text, kernel_label, launch_line, launching_frame, refused_text, show)
+from .show import ShowError, rows, show
 
 RESTART = ("every CUDA call in this kernel fails until it restarts (Jupyter: Kernel > Restart; "
            "Colab: Runtime > Restart session)")
@@ -66,71 +66,39 @@ class CellWatch:
             say("the report %s is unreadable: %s" % (path, why))
             return
         names = cells.save(path, report)
+        try:
+            shown = {row["key"]: row for row in rows(path, names)}
+        except ShowError as problem:
+            say("could not show the report %s in this cell: %s" % (path, problem))
+            return
         if not (report.get("first_error") or {}).get("sticky"):
             # A launch the API refused (a bad configuration): it failed alone, and CUDA still works.
-            _display(refused_rows(report, names, path), "a kernel launch was refused",
+            _display(picked(shown, REFUSED_ROWS, path), "a kernel launch was refused",
                      "CUDA still works in this kernel: fix the launch and run the cell again")
             return
         if self.first is None:
-            culprit = report.get("culprit") or {}
-            frame = launching_frame(culprit)
             self.first = {"cell": "In[%s]" % getattr(result, "execution_count", "?"),
-                          "kernel": kernel_label(culprit) if culprit else None,
-                          "where": cells.where(frame, names) if frame else None}
-            _display(first_error_rows(report, names, path), "the first CUDA error of this kernel", RESTART)
+                          "kernel": first_line(shown, "kernel") if report.get("culprit") else None,
+                          "where": first_line(shown, "launched_at").partition("  ->  ")[0] or None}
+            _display(picked(shown, FIRST_ERROR_ROWS, path), "the first CUDA error of this kernel", RESTART)
         else:
             _display(secondary_rows(report, self.first, path), "a secondary CUDA error", RESTART)
 
 
-def launched_at(launch, names):
-    """The launching line in the user's terms, with its text: 'Cell In[3], line 6  ->  loss = ...'; '' without
-    Python frames."""
-    frame = launching_frame(launch)
-    if not frame:
-        return ""
-    text = cells.source_line(frame, names)
-    return cells.where(frame, names) + ("  ->  " + text if text else "")
+# The rows of `firstassert show` a failing cell shows: what failed, where it was launched, what to check.
+FIRST_ERROR_ROWS = ("first_error", "kernel", "confidence", "launch", "graph", "launched_at", "device", "values",
+                    "hint")
+REFUSED_ROWS = ("refused", "launched_at", "hint")
 
 
-def hint_text(hint):
-    return "%s. %s" % (hint.get("title", ""), hint.get("text", "")) if hint else ""
+def first_line(shown, key):
+    lines = (shown.get(key) or {}).get("lines") or [""]
+    return lines[0]
 
 
-def first_error_rows(report, names, path):
-    rows = []
-    first = report.get("first_error")
-    rows.append(("first error", first_error_text(first) if first else "none recorded"))
-    culprit = report.get("culprit")
-    if culprit:
-        rows.append(("kernel", kernel_label(culprit)))
-        rows.append(("launch", launch_line(culprit)))
-        rows.append(("confidence", "%s: %s" % (culprit.get("confidence", "?"), culprit.get("reason", ""))))
-        rows.append(("launched at", launched_at(culprit, names) or "no Python frames recorded"))
-        rows.append(("device", device_text(report, culprit)))
-        if culprit.get("values"):
-            rows.append(("values", culprit["values"].get("text", "")))
-        rows.append(("hint", hint_text(culprit.get("hint")) or "none for this kernel and error"))
-    else:
-        decision = report.get("decision") or {}
-        rows.append(("kernel", "not named"))
-        rows.append(("confidence", "%s: %s" % (decision.get("confidence", "unknown"),
-                                               decision.get("reason", "no launch recorded before the error"))))
-    rows.append(("report", path))
-    return rows
-
-
-def refused_rows(report, names, path):
-    rows = []
-    for error in (report.get("launch_errors") or [])[:3]:
-        rows.append(("refused", refused_text(error)))
-    culprit = report.get("culprit") or {}
-    where, hint = launched_at(culprit, names), hint_text(culprit.get("hint"))
-    if where:
-        rows.append(("launched at", where))
-    if hint:
-        rows.append(("hint", hint))
-    rows.append(("report", path))
-    return rows
+def picked(shown, keys, path):
+    """[(label, lines)]: the rows of `keys` the report has, in that order, then the report's path."""
+    return [(shown[key]["label"], shown[key]["lines"]) for key in keys if key in shown] + [("report", [path])]
 
 
 def secondary_rows(report, first, path):
@@ -138,18 +106,19 @@ def secondary_rows(report, first, path):
     if first.get("where"):
         lost += ", launched at %s" % first["where"]
     count = (report.get("secondary") or {}).get("count", 0)
-    return [("secondary", "this cell's error follows the first one: the CUDA context was lost in cell %s (%s)" % (
-                first["cell"], lost)),
-            ("so far", "%s later error(s) caused by the first" % count),
-            ("report", path)]
+    return [("secondary", ["this cell's error follows the first one: the CUDA context was lost in cell %s (%s)" % (
+                first["cell"], lost)]),
+            ("so far", ["%s later error(s) caused by the first" % count]),
+            ("report", [path])]
 
 
 def render_text(rows, title, footer):
     lines = ["firstassert: " + title]
-    for label, value in rows:
-        # Wrapped as show() wraps, but a path or a source line is never broken.
-        parts = textwrap.wrap(str(value), 100, break_long_words=False, break_on_hyphens=False) or [""]
-        lines.append("  %-12s %s" % (label, parts[0]))
+    for label, values in rows:
+        # Wrapped as `firstassert show` wraps, but a path or a source line is never broken.
+        parts = [part for value in values
+                 for part in textwrap.wrap(str(value), 100, break_long_words=False, break_on_hyphens=False) or [""]]
+        lines.append(("  %-12s %s" % (label, parts[0])).rstrip())
         lines += ["  %-12s %s" % ("", part) for part in parts[1:]]
     lines.append("  " + footer[0].upper() + footer[1:] + ".")
     return "\n".join(lines)
@@ -158,7 +127,7 @@ def render_text(rows, title, footer):
 def render_html(rows, title, footer):
     body = "".join('<tr><th style="text-align:left;padding-right:1em;vertical-align:top">%s</th>'
                    '<td style="text-align:left;font-family:monospace;white-space:pre-wrap">%s</td></tr>'
-                   % (html.escape(label), html.escape(str(value))) for label, value in rows)
+                   % (html.escape(label), html.escape("\n".join(str(v) for v in values))) for label, values in rows)
     return ('<div class="firstassert" style="border-left:4px solid #c00;padding-left:0.6em">'
             "<p><b>firstassert</b>: %s</p><table>%s</table><p>%s.</p></div>" % (
                 html.escape(title), body, html.escape(footer[0].upper() + footer[1:])))

@@ -66,13 +66,10 @@ class Row:
         return self.result
 
 
-def short_kernel_name(name):
-    """'void at::native::k<float, long>(float*, long)' -> 'k': unqualified, without template arguments, parameters
-    or return type (as the shim's own summary names kernels)."""
-    text = name.replace("(anonymous namespace)", "anonymous_namespace")
-    ends = [i for i in (text.find("<"), text.find("(")) if i >= 0]
-    text = text[:min(ends)] if ends else text
-    return text.strip().split(" ")[-1].rsplit("::", 1)[-1] or name
+def kernel_name(launch):
+    """The launch's kernel as the report's short name gives it (unqualified, without template arguments or
+    parameters: the shim's own summary's words)."""
+    return launch.get("short_name") or launch.get("kernel") or launch.get("mangled") or "?"
 
 
 def failing_line(source, marker=gpucase.FAILING_OP):
@@ -94,7 +91,7 @@ def culprit_text(culprit, matched):
         return "no culprit"
     if culprit.get("graph") and not culprit.get("kernel"):
         return GRAPH_LAUNCH
-    name = short_kernel_name(culprit.get("kernel") or culprit.get("mangled") or "?")
+    name = kernel_name(culprit)
     if matched and matched.lower() not in name.lower():
         name += f" [{matched}]"  # the match is in the template arguments (a lambda of the op, say)
     node = culprit.get("graph_node")

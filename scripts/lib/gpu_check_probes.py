@@ -15,7 +15,7 @@ import os
 import subprocess
 
 import elf_symbols
-from gpu_check_judge import gpucase, matched_alternative, saw_assert, short_kernel_name
+from gpu_check_judge import gpucase, kernel_name, matched_alternative, saw_assert
 
 # libc functions a library can print a line with; the stderr tap (src/stub/stderr_tap.cpp) defines some of them.
 OUTPUT_FUNCTIONS = (
@@ -114,7 +114,7 @@ def profiler_run_text(outcome, expect, with_shim):
     report = outcome.report
     if isinstance(report, dict):
         culprit = report.get("culprit") if isinstance(report.get("culprit"), dict) else {}
-        name = short_kernel_name(culprit.get("kernel") or culprit.get("mangled") or "?")
+        name = kernel_name(culprit)
         right = matched_alternative(culprit, expect) is not None
         parts.append(f"report: {name} ({'right' if right else 'WRONG'}), {culprit.get('confidence', '?')}, "
                      f"backend {(report.get('tool') or {}).get('backend', '?')}")

@@ -1,13 +1,23 @@
-// A report as text for a person (what firstassert show prints). Never throws on a report of the right schema with
-// fields of unexpected types: they show as "?" (the fuzz target in tests/fuzz holds it to that).
+// A report view (report_view.h) printed: as text for a terminal, or as its rows in JSON for the Python package's
+// front ends (a notebook cell, firstassert.show()), which print the same rows their own way.
 #pragma once
 
 #include <iosfwd>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cell_names.h"
+#include "report_view.h"
+
 namespace firstassert::cli {
 
-void render_report(const nlohmann::json& report, const std::string& path, std::ostream& out, bool color);
+// Labels in a column, each line wrapped at 100 columns unless it must stay whole; colour only when asked.
+void render_text(const ReportView& view, std::ostream& out, bool color);
+// {"path": ..., "rows": [{"key": ..., "label": ..., "lines": [...]}]}
+nlohmann::json render_rows(const ReportView& view);
+
+// The report as text: its view, then printed.
+void render_report(const nlohmann::json& report, const std::string& path, std::ostream& out, bool color,
+                   const CellNames& cells = {});
 
 }  // namespace firstassert::cli

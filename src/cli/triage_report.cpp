@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/device_assert_line.h"
+#include "core/plural.h"
 
 #include "report/hints.h"
 #include "triage_text.h"
@@ -18,18 +19,9 @@ namespace {
 constexpr size_t kWidth = 100;
 constexpr int kAssertCode = 710;  // cudaErrorAssert: what every device-side assertion becomes on the host
 
-std::string plural(uint64_t n, const char* one, const char* many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
-}
-
 std::string log_name(const Findings& f, size_t index) {
   const std::string& name = f.logs[index].name;
   return name == "-" ? "<stdin>" : printable(name);
-}
-
-std::string_view trim_left(std::string_view s) {
-  size_t start = s.find_first_not_of(" \t");
-  return start == std::string_view::npos ? std::string_view() : s.substr(start);
 }
 
 std::string where(const Findings& f, const Position& p) {
@@ -75,6 +67,34 @@ std::string group_title(const AssertGroup& g) {
 
 std::string distinct(size_t n, bool capped, const char* one, const char* many) {
   return (capped ? "at least " : "") + plural(n, one, many);
+}
+
+// Who printed assertion lines, when more than one source did: several ranks, a rank and lines without a rank prefix,
+// or else several logs. "" when they all came from one.
+std::string assertion_sources(const Findings& f) {
+  std::set<int> ranks;  // with a prefix
+  bool unprefixed = false;
+  for (const auto& [rank, counts] : f.ranks) {
+    if (counts.assertion_lines == 0) continue;
+    if (rank == kNoRank)
+      unprefixed = true;
+    else
+      ranks.insert(rank);
+  }
+  std::set<size_t> logs;
+  for (const AssertGroup& g : f.groups) logs.insert(g.first.log);
+  if (ranks.size() > 1) return plural(ranks.size(), "rank", "ranks") + " printed assertion lines";
+  if (ranks.size() == 1 && unprefixed)
+    return "rank " + std::to_string(*ranks.begin()) + " and lines without a rank prefix printed assertion lines";
+  if (logs.size() > 1) return plural(logs.size(), "log", "logs") + " hold assertion lines";
+  return "";
+}
+
+// The rank, when the logs' rank prefixes name only one.
+std::optional<int> only_rank(const Findings& f) {
+  size_t prefixed = f.ranks.size() - (f.ranks.contains(kNoRank) ? 1 : 0);
+  if (!f.any_rank || prefixed != 1) return std::nullopt;
+  return f.ranks.begin()->first == kNoRank ? std::next(f.ranks.begin())->first : f.ranks.begin()->first;
 }
 
 void write_logs(const Findings& f, std::ostream& out) {
@@ -247,25 +267,7 @@ std::optional<Hint> summary_hint(const Findings& f) {
 
 std::vector<Doubt> doubts(const Findings& f) {
   std::vector<Doubt> out;
-  std::set<int> ranks;  // with a prefix
-  bool unprefixed = false;
-  std::set<size_t> logs;
-  for (const auto& [rank, counts] : f.ranks) {
-    if (counts.assertion_lines == 0) continue;
-    if (rank == kNoRank)
-      unprefixed = true;
-    else
-      ranks.insert(rank);
-  }
-  for (const AssertGroup& g : f.groups) logs.insert(g.first.log);
-  std::string sources;
-  if (ranks.size() > 1)
-    sources = plural(ranks.size(), "rank", "ranks") + " printed assertion lines";
-  else if (ranks.size() == 1 && unprefixed)
-    sources = "rank " + std::to_string(*ranks.begin()) + " and lines without a rank prefix printed assertion lines";
-  else if (logs.size() > 1)
-    sources = plural(logs.size(), "log", "logs") + " hold assertion lines";
-  if (!sources.empty())
+  if (std::string sources = assertion_sources(f); !sources.empty())
     out.push_back({"first-may-not-be-first", "the first assertion line may not be the first to fire: " + sources +
                                                  ", and without time stamps a merged log is in the order lines "
                                                  "reached it, not the order the devices failed"});
@@ -282,13 +284,10 @@ std::vector<Doubt> doubts(const Findings& f) {
       out.push_back({"log-cut", log_name(f, i) + " ends in the middle of a line: the log was cut (a killed job, a "
                                                  "full disk, a copy that stopped), and what came after is not there"});
   }
-  size_t prefixed = f.ranks.size() - (f.ranks.contains(kNoRank) ? 1 : 0);
-  if (f.any_rank && prefixed == 1) {
-    int only = f.ranks.begin()->first == kNoRank ? std::next(f.ranks.begin())->first : f.ranks.begin()->first;
-    out.push_back({"single-rank", "rank " + std::to_string(only) +
+  if (std::optional<int> only = only_rank(f))
+    out.push_back({"single-rank", "rank " + std::to_string(*only) +
                                       " is the only rank these logs show: the others' output is elsewhere, or they "
                                       "printed nothing"});
-  }
   return out;
 }
 

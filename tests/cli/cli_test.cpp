@@ -268,8 +268,72 @@ TEST(CliShow, AReportWithoutACulpritShowsWhyNoneIsNamed) {
   std::ofstream(path) << report.dump();
   e2e::Run r = cli({"show", path}, dir.path());
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("culprit      none [unknown]\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("the failing launch cannot be named: the launch ring dropped it"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("kernel       not named\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("confidence   unknown: the failing launch cannot be named: the launch ring dropped it\n"),
+            std::string::npos)
+      << r.out;
+}
+
+// A notebook's cells are named as IPython names them, from the names the Python package keeps beside the report
+// (REPORT.cells) or gives with --cells; the launching line is the innermost frame of the user's code, with its text.
+TEST(CliShow, NotebookCellsAreNamedAndTheLaunchingLineQuoted) {
+  e2e::TempDir dir;
+  const std::string cell_file = "/tmp/ipykernel_4242/3664598579.py";
+  json report = json::parse(e2e::read_file(kGolden + "/assert_report.json"));
+  report["culprit"]["python_stack"] = json::array(
+      {{{"file", "/usr/lib/python3/site-packages/torch/nn/functional.py"}, {"line", 3100}, {"function", "cross_entropy"}},
+       {{"file", cell_file}, {"line", 2}, {"function", "step"}},
+       {{"file", cell_file}, {"line", 5}, {"function", "<module>"}}});
+  std::string path = dir.path() + "/firstassert-host-1.json";
+  std::ofstream(path) << report.dump();
+  json names = {{cell_file, {{"cell", "In[4]"}, {"source", "def step(x, y):\n    return F.cross_entropy(x, y)\n"}}}};
+
+  std::ofstream(path + ".cells") << names.dump();
+  e2e::Run beside = cli({"show", path}, dir.path());
+  ASSERT_EQ(beside.exit_code, 0) << beside.err;
+  EXPECT_NE(beside.out.find("launched at  Cell In[4], line 2, in step  ->  return F.cross_entropy(x, y)\n"),
+            std::string::npos)
+      << beside.out;
+  EXPECT_NE(beside.out.find("python       /usr/lib/python3/site-packages/torch/nn/functional.py:3100 in "
+                            "cross_entropy\n             Cell In[4], line 2, in step\n             Cell In[4], line 5\n"),
+            std::string::npos)
+      << beside.out;
+
+  std::filesystem::rename(path + ".cells", dir.path() + "/names.json");
+  e2e::Run given = cli({"show", "--cells", dir.path() + "/names.json", path}, dir.path());
+  EXPECT_EQ(given.out, beside.out);
+  e2e::Run unnamed = cli({"show", path}, dir.path());
+  EXPECT_NE(unnamed.out.find("launched at  " + cell_file + ":2 in step\n"), std::string::npos) << unnamed.out;
+
+  std::ofstream(dir.path() + "/bad.json") << "[1, 2]";
+  e2e::Run bad = cli({"show", "--cells", dir.path() + "/bad.json", path}, dir.path());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "firstassert show: --cells " + dir.path() + "/bad.json: not a JSON object of cell names\n");
+}
+
+// --rows gives the text's rows, for the notebook: each row's label and lines as the text prints them.
+TEST(CliShow, RowsAreTheRowsOfTheText) {
+  e2e::TempDir dir;
+  e2e::Run text = cli({"show", "assert_report.json"}, kGolden);
+  e2e::Run rows = cli({"show", "--rows", "assert_report.json"}, kGolden);
+  ASSERT_EQ(rows.exit_code, 0) << rows.err;
+  json view = json::parse(rows.out);
+  EXPECT_EQ(view["path"], "assert_report.json");
+  std::vector<std::string> keys;
+  for (const json& row : view["rows"]) {
+    keys.push_back(row["key"]);
+    std::string label = row["label"];
+    std::string first = row["lines"][0];
+    EXPECT_NE(text.out.find(label + std::string(13 - label.size(), ' ') + first.substr(0, 40)), std::string::npos)
+        << label << ": " << first;
+  }
+  // The golden report has a culprit with a device message, a hint, both stacks, two candidates and later errors.
+  EXPECT_EQ(keys, (std::vector<std::string>{"process", "command", "first_error", "kernel", "confidence", "launch",
+                                            "launched_at", "device", "hint", "python", "native", "candidates",
+                                            "secondary", "written"}));
+  e2e::Run both = cli({"show", "--rows", "--json", "assert_report.json"}, kGolden);
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_EQ(both.err, "firstassert show: --json or --rows, not both\n");
 }
 
 TEST(CliShow, ColorOnlyWhenAskedOrOnATerminal) {

@@ -179,9 +179,10 @@ class KernelTestCase(unittest.TestCase):
         paths = self.report_paths()
         self.assertEqual(len(paths), 1, detail)
         for expected in ["the first CUDA error of this kernel",
-                         "cudaErrorAssert (710) device-side assert triggered, reported by cudaMemcpy",
+                         "first error  cudaErrorAssert (710) device-side assert triggered at cudaMemcpy",
                          "kernel       nll_loss_forward_reduce_cuda_kernel_2d",
-                         "<<<(1,1,1), (32,1,1), 0 bytes shared, stream 0x0>>> via cudaLaunchKernel",
+                         "launch       grid (1,1,1)  block (32,1,1)  shared 0 B  stream 0x0  device 0  via "
+                         "cudaLaunchKernel",
                          "confidence   exact:",
                          "launched at  Cell In[3], line %d  ->  "
                          "cuda.check(cuda.rt.cudaLaunchKernel(nll_loss, one, warp, args, 0, None))" % TRAIN_LAUNCH_LINE,
@@ -221,17 +222,18 @@ class KernelTestCase(unittest.TestCase):
     def check_shown_after_restart(self, kernel, report_path, final):
         kernel.run("%load_ext firstassert")
         shown_cell = kernel.run("%firstassert show")
-        shown = unwrapped(text_of(shown_cell, "stream", "stdout"))
+        # `firstassert show`'s text, its wrapped lines joined again.
+        shown = re.sub(r"\n {13}(?=\S)", " ", text_of(shown_cell, "stream", "stdout"))
         detail = self.detail(kernel, shown_cell)
         new_pid = kernel.pid()
         for expected in ["firstassert report " + report_path,
-                         "final" if final else "written at detection; not final",
+                         "(final, at exit)" if final else "(at detection; the process did not exit normally)",
                          "an earlier process than this one (pid %d): the report predates it" % new_pid,
-                         "called from  Cell In[3], line %d" % TRAIN_LAUNCH_LINE,
+                         "launched at  Cell In[3], line %d  ->  " % TRAIN_LAUNCH_LINE,
                          "`t >= 0 && t < n_classes` failed"]:
             self.assertIn(expected, shown, detail)
         self.assertRegex(shown, r"\.\.\. \d+ frames? of [^\n]*IPython", detail)
-        count = re.search(r"secondary +(\d+) later error\(s\) caused by the first", shown)
+        count = re.search(r"secondary +(\d+) later errors? at \d+ call sites?, caused by the first", shown)
         self.assertIsNotNone(count, detail)
         self.assertGreaterEqual(int(count.group(1)), 1, detail)
 
@@ -247,7 +249,8 @@ class InAKernel(KernelTestCase):
             same = kernel.run("%firstassert show")
             shown = text_of(same, "stream", "stdout")
             self.assertIn("this process", shown, self.detail(kernel, same))
-            self.assertIn("2 later error(s) caused by the first so far", shown, self.detail(kernel, same))
+            self.assertIn("secondary    2 later errors at 1 call site, caused by the first (so far)\n", shown,
+                          self.detail(kernel, same))
             kernel.restart()
             self.check_shown_after_restart(kernel, report_path, final=True)
             # The restarted kernel, healthy, writes no report of its own.

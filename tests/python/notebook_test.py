@@ -319,12 +319,16 @@ class DeviceAssertInAChild(unittest.TestCase):
             self.assertEqual(err, "")
             innermost = "%s:%d in launch_nll_loss" % (THIS_FILE, marker_line("LAUNCH_LINE"))
             for expected in ["nll_loss_forward_reduce_cuda_kernel_2d", report["culprit"]["hint"]["title"],
-                             "cudaErrorAssert (710)", "<<<(1,1,1), (32,1,1), 0 bytes shared, stream 0x0",
-                             "exact:", "0 later error(s)"]:
+                             "cudaErrorAssert (710)", "grid (1,1,1)  block (32,1,1)  shared 0 B  stream 0x0",
+                             "exact:", "secondary    no later errors\n"]:
                 self.assertIn(expected, shown, shown)
             # The shim reads Python frames of CPython 3.9+ (src/stack/python_layout.h); older interpreters get none.
-            python_lines = [l for l in shown.splitlines() if l.lstrip().startswith(("Python", "called from"))]
-            self.assertEqual(python_lines, ["  called from  " + innermost, "  Python       " + innermost]
+            # The launching line is this file's, with its text.
+            with open(THIS_FILE, encoding="utf-8") as f:
+                launch_text = f.read().splitlines()[marker_line("LAUNCH_LINE") - 1].strip()
+            python_lines = [l for l in shown.splitlines() if l.startswith(("python ", "launched at "))]
+            self.assertEqual(python_lines, ["launched at  %s  ->  %s" % (innermost, launch_text),
+                                            "python       " + innermost]
                              if sys.version_info >= (3, 9) else [], shown)
 
             # show() with no argument reads the newest report of FIRSTASSERT_DIR, as after a restart.
@@ -421,6 +425,23 @@ class ReportDir(unittest.TestCase):
             self.assertIsNotNone(fa.last_report(elsewhere))
 
 
+class ShowWithoutTheCommand(unittest.TestCase):
+    def test_an_installation_without_the_command_says_so_in_one_line(self):
+        fa = import_module()
+        from firstassert import library
+        report = {"schema": "firstassert/1", "final": True, "first_error": {"code": 710}, "culprit": None}
+        real = library.cli_path
+        library.cli_path = lambda: None
+        try:
+            _, shown, err = captured(fa.show, report)
+        finally:
+            library.cli_path = real
+        self.assertEqual(shown, "firstassert: cannot show the report: this installation has no firstassert program "
+                                "(the package's _native/ is empty); reinstall it (pip install --force-reinstall "
+                                "firstassert)\n")
+        self.assertEqual(err, "")
+
+
 class ShowSaysWhoseReportItIs(unittest.TestCase):
     def test_a_report_from_an_earlier_process_says_it_predates_this_one(self):
         fa = import_module()
@@ -447,7 +468,7 @@ class ShowSaysWhoseReportItIs(unittest.TestCase):
         report = {"schema": "firstassert/1", "final": False, "first_error": {"code": 710}, "culprit": None,
                   "process": {"pid": os.getpid(), "host": socket.gethostname(), "start_time_ns": 1}}
         _, shown, _ = captured(fa.show, report)
-        self.assertIn("\n               this process\n", shown)
+        self.assertIn("\n             this process\n", shown)
 
 
 class ShowFoldsFrameworkFrames(unittest.TestCase):
@@ -465,9 +486,9 @@ class ShowFoldsFrameworkFrames(unittest.TestCase):
                   "culprit": {"kernel": "k", "python_stack": frames}}
         _, shown, _ = captured(fa.show, report)
         lines = shown.splitlines()
-        start = next(i for i, text in enumerate(lines) if text.startswith("  Python"))
+        start = next(i for i, text in enumerate(lines) if text.startswith("python "))
         self.assertEqual([text.strip() for text in lines[start:start + 4]], [
-            "Python       /home/u/nb.py:2 in step",
+            "python       /home/u/nb.py:2 in step",
             "... 4 frames of ipykernel, IPython, asyncio, tornado",
             "/home/u/main.py:5 in <module>",
             "... 1 frame of runpy"], shown)
@@ -505,11 +526,11 @@ class LastReport(unittest.TestCase):
             self.assertEqual(len(err.splitlines()), 2, err)
             self.assertIn(foreign, err.splitlines()[0])
 
-            # A report without a culprit is still shown, without raising, saying that none is named and why (this one,
-            # written before reports said why, with the default).
+            # A report without a culprit is still shown, without raising, saying that none is named and, since this
+            # one records no decision, that it gives no reason.
             _, shown, _ = captured(fa.show, result)
             self.assertIn("kernel       not named", shown)
-            self.assertIn("confidence   unknown: no launch recorded before the error", shown)
+            self.assertIn("confidence   unknown: the report names no culprit and records no decision", shown)
 
 
 class Enable(unittest.TestCase):

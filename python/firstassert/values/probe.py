@@ -267,37 +267,47 @@ class Probes:
         devices = {t.device for t in copied}
         if len(devices) != 1:
             return None  # nothing on a GPU to copy (the op is checked on its device argument alone), or several
+        call = Call(op, conditions)
+        if not self._reserve(call, copied):
+            return call
+        try:
+            call.arguments = self._arguments(named, reads, call.start)
+        finally:
+            # Stamped whatever happened: its place in the ring is free again once the copies enqueued are done.
+            call.stamp = self.stamps.arm()
+            self.stamps.write(call.stamp, devices.pop())
+        return call
+
+    def _reserve(self, call, copied):
+        """The call's place in the ring for the copies of its tensors; False with call.lost saying why not."""
         # Each copy starts on its own boundary (_keep), so a list of index tensors takes a span for each.
         size = sum(self.ring.span(t.numel() * t.element_size()) for t in copied)
-        call = Call(op, conditions)
         if size > self.ring.size // 4:
             call.lost = "its checked tensors hold %.2f MiB, more than the probe copies for one call (%.2f MiB)" % (
                 size / 2 ** 20, self.ring.size / 4 / 2 ** 20)
-            return call
+            return False
         try:
             self.ring.place(call, size)
         except RingBusy:
             call.lost = ("the copies of earlier calls had not been made yet (the GPU ran that far behind), so the "
                          "probe's memory had no room for this call's")
-            return call
-        position = call.start
+            return False
+        return True
+
+    def _arguments(self, named, reads, position):
+        """The call's arguments as its checks will see them: the tensors they read copied into the ring from
+        position on, other tensors as their shapes only (no reference to the job's tensors is kept)."""
         arguments = {}
-        try:
-            for name, value in named.items():
-                if name in reads:
-                    arguments[name], position = self._keep(value, position)
-                elif isinstance(value, torch.Tensor):
-                    arguments[name] = Shape(value)
-                elif isinstance(value, (list, tuple)) and any(isinstance(item, torch.Tensor) for item in value):
-                    arguments[name] = [Shape(item) if isinstance(item, torch.Tensor) else item for item in value]
-                else:
-                    arguments[name] = value
-        finally:
-            # Stamped whatever happened: its place in the ring is free again once the copies enqueued are done.
-            call.stamp = self.stamps.arm()
-            self.stamps.write(call.stamp, devices.pop())
-        call.arguments = arguments
-        return call
+        for name, value in named.items():
+            if name in reads:
+                arguments[name], position = self._keep(value, position)
+            elif isinstance(value, torch.Tensor):
+                arguments[name] = Shape(value)
+            elif isinstance(value, (list, tuple)) and any(isinstance(item, torch.Tensor) for item in value):
+                arguments[name] = [Shape(item) if isinstance(item, torch.Tensor) else item for item in value]
+            else:
+                arguments[name] = value
+        return arguments
 
     def _keep(self, value, position):
         """(what is kept of value, the next position in the ring): CUDA tensors' copies are enqueued in their
@@ -437,13 +447,17 @@ class Probes:
         else those of each launch that could have failed."""
         culprit = report.get("culprit") or {}
         confidence = (report.get("decision") or {}).get("confidence")
-        from ..show import kernel_label
         if culprit and confidence in ("exact", "likely"):
             found = answers.get(culprit.get("seq"))
-            return ["values of the culprit's call (%s): %s" % (kernel_label(culprit), found["text"])] if found else []
+            return ["values of the culprit's call (%s): %s" % (_kernel_name(culprit), found["text"])] if found else []
         return ["values of %s's call, one of the launches that could have failed: %s" % (
-                    kernel_label(launch), answers[launch["seq"]]["text"])
+                    _kernel_name(launch), answers[launch["seq"]]["text"])
                 for launch in report.get("candidates") or [] if (answers.get(launch.get("seq")) or {}).get("found")]
+
+
+def _kernel_name(launch):
+    """The kernel as the shim's summary names it: the report's short name of the launch."""
+    return launch.get("short_name") or launch.get("kernel") or launch.get("mangled") or "(CUDA graph)"
 
 
 def _not_probed(launch):

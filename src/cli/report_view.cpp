@@ -1,0 +1,245 @@
+#include "report_view.h"
+
+#include "core/demangle.h"
+#include "core/plural.h"
+#include "report_reader.h"
+#include "view_frames.h"
+
+namespace firstassert::cli {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kGraphNodes = 12;
+constexpr size_t kCandidates = 10;
+
+std::string dims(const json& object, const char* key) {
+  const json& d = object.is_object() && object.contains(key) ? object[key] : json();
+  if (!d.is_array() || d.size() != 3 || !d[0].is_number() || !d[1].is_number() || !d[2].is_number()) return "(?)";
+  return "(" + std::to_string(d[0].get<long long>()) + "," + std::to_string(d[1].get<long long>()) + "," +
+         std::to_string(d[2].get<long long>()) + ")";
+}
+
+// The kernel's full name; never empty (an empty one would read as nothing at all).
+std::string kernel_of(const json& launch) {
+  if (flag_of(launch, "graph", false) && text_of(launch, "kernel").empty()) return "(CUDA graph)";
+  std::string name = text_of(launch, "kernel");
+  if (name.empty()) name = text_of(launch, "mangled");
+  return name.empty() ? "(unknown kernel)" : name;
+}
+
+std::string short_kernel_of(const json& launch) {
+  std::string kernel = kernel_of(launch);
+  return kernel.front() == '(' ? kernel : short_kernel_name(kernel);
+}
+
+std::string message_line(const json& message) {
+  return text_of(message, "file", "?") + ":" + std::to_string(number_of(message, "line")) + ": " +
+         text_of(message, "function", "?") + ": block " + dims(message, "block") + ", thread " +
+         dims(message, "thread") + ": `" + text_of(message, "condition", "?") + "` failed";
+}
+
+Row row(std::string key, std::string label, std::vector<Line> lines, bool starts_section = false) {
+  return {std::move(key), std::move(label), std::move(lines), starts_section};
+}
+
+void add_process(const json& report, std::vector<Row>& rows) {
+  const json& process = object_of(report, "process");
+  std::string text = "pid " + std::to_string(number_of(process, "pid")) + " on " + text_of(process, "host", "?");
+  if (process.is_object() && process.contains("rank") && process["rank"].is_number_integer())
+    text += ", rank " + std::to_string(process["rank"].get<long long>());
+  if (!text_of(process, "start_time").empty()) text += ", started " + text_of(process, "start_time");
+  rows.push_back(row("process", "process", {{text}}));
+  std::string command;
+  for (const json& a : array_of(process, "argv")) command += (command.empty() ? "" : " ") + (a.is_string() ? a.get<std::string>() : "?");
+  if (!command.empty()) rows.push_back(row("command", "command", {{command, Tone::plain, false}}));
+}
+
+void add_first_error(const json& first, std::vector<Row>& rows) {
+  std::string at = "at " + text_of(first, "api", "?") + ", thread " + std::to_string(number_of(first, "thread")) +
+                   ", " + text_of(first, "time", "?");
+  if (!flag_of(first, "sticky", true)) at += " (the launch was refused; not sticky)";
+  rows.push_back(row("first_error", "first error",
+                     {{text_of(first, "name", "?") + " (" + std::to_string(number_of(first, "code")) + ") " +
+                           text_of(first, "description"),
+                       Tone::alarm},
+                      {at}},
+                     true));
+}
+
+std::string launch_text(const json& launch) {
+  std::string text = "grid " + dims(launch, "grid") + "  block " + dims(launch, "block") + "  shared " +
+                     std::to_string(number_of(launch, "shared_mem")) + " B  stream " + text_of(launch, "stream", "?");
+  if (flag_of(launch, "per_thread_default_stream", false)) text += " (per-thread default)";
+  long long device = number_of(launch, "device", -1);
+  return text + "  device " + (device < 0 ? std::string("?") : std::to_string(device)) + "  via " +
+         text_of(launch, "api", "?");
+}
+
+std::vector<Line> graph_lines(const json& culprit, const json& node) {
+  std::string where = text_of(node, "captured_at");
+  std::vector<Line> lines{{"node " + std::to_string(number_of(node, "node")) + " of " +
+                           std::to_string(number_of(node, "nodes")) + " kernel nodes of a CUDA graph" +
+                           (where.empty() ? "" : ", captured at " + where)}};
+  const json& nodes = array_of(culprit, "graph_nodes");
+  for (size_t i = 0; i < nodes.size() && i < kGraphNodes; ++i) {
+    const json& n = nodes[i];
+    bool is_culprit = number_of(n, "node") == number_of(node, "node");
+    lines.push_back({std::string(is_culprit ? "> " : "  ") + std::to_string(number_of(n, "node")) + "  " +
+                         text_of(n, "state", "?") + "  " + short_kernel_of(n),
+                     Tone::plain, false});
+  }
+  if (nodes.size() > kGraphNodes)
+    lines.push_back({"... " + std::to_string(nodes.size() - kGraphNodes) + " more", Tone::quiet, false});
+  return lines;
+}
+
+// "Cell In[3], line 6  ->  loss = F.cross_entropy(out, y)": the line a person opens first, with its text.
+void add_launched_at(const json& culprit, const CellNames& cells, std::vector<Row>& rows) {
+  const json* frame = launching_frame(culprit);
+  if (frame == nullptr) return;
+  std::string source = frame_source_line(*frame, cells);
+  rows.push_back(row("launched_at", "launched at",
+                     {{frame_where(*frame, cells) + (source.empty() ? "" : "  ->  " + source), Tone::plain, false}}));
+}
+
+// What the device said, or why nothing it said is here.
+std::string device_text(const json& report, const json& culprit) {
+  const json& message = object_of(culprit, "device_message");
+  if (!message.is_null()) return message_line(message);
+  const json& messages = array_of(report, "device_messages");
+  if (!messages.empty())
+    return plural(static_cast<long long>(messages.size()), "assertion line", "assertion lines") +
+           ", none matched to this kernel: " + message_line(messages[0]);
+  if (number_of(object_of(report, "first_error"), "code") != 710)
+    return "none: the device prints assertion lines for device-side asserts (710) only";
+  // The driver prints its lines at the next synchronization, often after the error was first seen; and where
+  // stderr is a terminal or FIRSTASSERT_STDERR_PIPE=0, the shim does not read them (docs/usage.md).
+  std::string unread =
+      "where stderr is a terminal, or FIRSTASSERT_STDERR_PIPE=0, they are not read; they are on the process's stderr";
+  if (flag_of(report, "final", false)) return "no assertion line was read (" + unread + ")";
+  return "no assertion line read yet (the device prints them at the next synchronization, and the report gets them "
+         "then; " + unread + ")";
+}
+
+void add_culprit(const json& report, const json& culprit, const CellNames& cells, std::vector<Row>& rows) {
+  std::string full = kernel_of(culprit);
+  std::vector<Line> kernel{{short_kernel_of(culprit), Tone::strong}};
+  if (full != kernel[0].text) kernel.push_back({full, Tone::plain, false});
+  rows.push_back(row("kernel", "kernel", std::move(kernel)));
+  rows.push_back(row("confidence", "confidence",
+                     {{text_of(culprit, "confidence", "?") + ": " + text_of(culprit, "reason")}}));
+  rows.push_back(row("launch", "launch", {{launch_text(culprit), Tone::plain, false}}));
+  const json& node = object_of(culprit, "graph_node");
+  if (!node.is_null()) rows.push_back(row("graph", "graph", graph_lines(culprit, node)));
+  add_launched_at(culprit, cells, rows);
+  if (flag_of(object_of(report, "first_error"), "sticky", true))
+    rows.push_back(row("device", "device", {{device_text(report, culprit)}}));
+  // What the job's values probe read in the values this launch was given (python/firstassert/values/probe.py).
+  const json& values = object_of(culprit, "values");
+  if (!values.is_null()) rows.push_back(row("values", "values", {{text_of(values, "text")}}));
+  const json& hint = object_of(culprit, "hint");
+  if (hint.is_null()) {
+    rows.push_back(row("hint", "hint", {{"none for this kernel and error"}}));
+  } else {
+    rows.push_back(row("hint", "hint", {{text_of(hint, "title"), Tone::strong}, {text_of(hint, "text")}}));
+  }
+  std::vector<Line> python = python_lines(culprit, cells);
+  if (!python.empty()) rows.push_back(row("python", "python", std::move(python)));
+  std::vector<Line> native = native_lines(culprit);
+  if (!native.empty()) rows.push_back(row("native", "native", std::move(native)));
+}
+
+// Nothing named: the decision says why (a report written before decisions were recorded says nothing).
+void add_no_culprit(const json& report, std::vector<Row>& rows) {
+  const json& decision = object_of(report, "decision");
+  rows.push_back(row("kernel", "kernel", {{"not named"}}));
+  rows.push_back(row("confidence", "confidence",
+                     {{text_of(decision, "confidence", "unknown") + ": " +
+                       text_of(decision, "reason", "the report names no culprit and records no decision")}}));
+}
+
+void add_candidates(const json& report, const json& culprit, std::vector<Row>& rows) {
+  const json& candidates = array_of(report, "candidates");
+  if (candidates.size() < 2) return;
+  std::vector<Line> lines{
+      {plural(static_cast<long long>(candidates.size()), "launch", "launches") + " had not been seen to complete"}};
+  const json& culprit_node = object_of(culprit, "graph_node");
+  for (size_t i = 0; i < candidates.size() && i < kCandidates; ++i) {
+    const json& c = candidates[i];
+    const json& node = object_of(c, "graph_node");
+    bool is_culprit = number_of(c, "seq", -1) == number_of(culprit, "seq", -2) &&
+                      number_of(node, "node") == number_of(culprit_node, "node");
+    lines.push_back({"#" + std::to_string(number_of(c, "seq", -1)) +
+                         (node.is_null() ? "" : " node " + std::to_string(number_of(node, "node"))) + " " +
+                         short_kernel_of(c) + " " + dims(c, "grid") + "x" + dims(c, "block") + " stream " +
+                         text_of(c, "stream", "?") + (is_culprit ? "  <- culprit" : ""),
+                     Tone::plain, false});
+  }
+  if (candidates.size() > kCandidates)
+    lines.push_back({"... " + std::to_string(candidates.size() - kCandidates) + " more", Tone::quiet, false});
+  rows.push_back(row("candidates", "candidates", std::move(lines), true));
+}
+
+void add_secondary(const json& report, std::vector<Row>& rows) {
+  const json& secondary = object_of(report, "secondary");
+  const json& sites = array_of(secondary, "sites");
+  long long count = number_of(secondary, "count");
+  std::string so_far = flag_of(report, "final", false) ? "" : " (so far)";
+  std::vector<Line> lines{{count == 0 ? "no later errors" + so_far
+                                      : plural(count, "later error", "later errors") + " at " +
+                                            plural(static_cast<long long>(sites.size()), "call site", "call sites") +
+                                            ", caused by the first" + so_far}};
+  for (const json& s : sites) {
+    lines.push_back({text_of(s, "api", "?") + "  " + text_of(s, "name", "?") + " (" +
+                         std::to_string(number_of(s, "code")) + ")  x" + std::to_string(number_of(s, "count")),
+                     Tone::plain, false});
+  }
+  rows.push_back(row("secondary", "secondary", std::move(lines), true));
+}
+
+void add_refused(const json& report, std::vector<Row>& rows) {
+  std::vector<Line> lines;
+  for (const json& l : array_of(report, "launch_errors")) {
+    lines.push_back({short_kernel_of(l) + " " + dims(l, "grid") + "x" + dims(l, "block") + "  " +
+                         text_of(l, "name", "?") + " (" + std::to_string(number_of(l, "code")) + ")",
+                     Tone::plain, false});
+  }
+  if (!lines.empty()) rows.push_back(row("refused", "refused", std::move(lines), true));
+}
+
+}  // namespace
+
+ReportView view_report(const json& report, const std::string& path, const CellNames& cells) {
+  ReportView view{path, {}};
+  std::vector<Row>& rows = view.rows;
+  add_process(report, rows);
+  const json& first = object_of(report, "first_error");
+  if (first.is_null()) {
+    rows.push_back(row("first_error", "first error", {{"none recorded"}}, true));
+    return view;
+  }
+  add_first_error(first, rows);
+  const json& culprit = object_of(report, "culprit");
+  if (culprit.is_null()) {
+    add_no_culprit(report, rows);
+  } else {
+    add_culprit(report, culprit, cells, rows);
+  }
+  add_candidates(report, culprit, rows);
+  const json& messages = array_of(report, "device_messages");
+  if (messages.size() > 1)
+    rows.push_back(row("device_messages", "messages",
+                       {{std::to_string(messages.size()) + " assertion lines (see device_messages)"}}, true));
+  add_secondary(report, rows);
+  add_refused(report, rows);
+  rows.push_back(row("written", "written",
+                     {{text_of(report, "written_at", "?") +
+                           (flag_of(report, "final", false) ? " (final, at exit)"
+                                                            : " (at detection; the process did not exit normally)"),
+                       Tone::quiet}},
+                     true));
+  return view;
+}
+
+}  // namespace firstassert::cli
