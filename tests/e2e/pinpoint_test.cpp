@@ -2,6 +2,7 @@
 // synchronization, the device's own assertion line and the hints, on simulator programs under the shim.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -96,13 +97,29 @@ TEST_P(Pinpoint, WithoutBreadcrumbsTheDeviceMessageNarrowsTheWindow) {
   EXPECT_EQ(o.report["decision"]["candidates"], 8) << "without breadcrumbs all eight in flight can have failed";
 }
 
+// Launches 0 and 1 on stream A, 2 to 4 on B; launch 3 (index_select) asserts while launch 0 (busy, a minute long)
+// still runs on A. The breadcrumbs leave one unfinished launch per stream, 0 and 3, and only index_select fits the
+// device's line: likely.
 TEST_P(Pinpoint, TwoBusyStreamsTheDeviceMessageChoosesTheStream) {
   e2e::TempDir dir;
   Outcome o = run_job(dir, "two-streams");
   ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  EXPECT_EQ(culprit(o)["seq"], 3);
   EXPECT_EQ(culprit(o)["mangled"], kIndexSelect);
-  std::string confidence = culprit(o)["confidence"];
-  EXPECT_TRUE(confidence == "exact" || confidence == "likely") << confidence << ": " << culprit(o)["reason"];
+  EXPECT_EQ(culprit(o)["confidence"], "likely") << culprit(o)["reason"];
+  EXPECT_NE(culprit(o)["reason"].get<std::string>().find(
+                "2 launches (the first unfinished launch of each launching thread on 2 streams) could have failed; "
+                "only this one fits the device's assertion line (indexSelectLargeIndex"),
+            std::string::npos)
+      << culprit(o)["reason"];
+  const json& candidates = o.report["candidates"];
+  ASSERT_EQ(candidates.size(), 2u) << candidates.dump(2);
+  std::map<int, const json*> by_seq;
+  for (const json& c : candidates) by_seq[c["seq"].get<int>()] = &c;
+  ASSERT_EQ(by_seq.count(0), 1u) << candidates.dump(2);
+  ASSERT_EQ(by_seq.count(3), 1u) << candidates.dump(2);
+  EXPECT_EQ((*by_seq[0])["kernel"], "simkernels::busy_kernel(unsigned long long)");
+  EXPECT_NE((*by_seq[0])["stream"], culprit(o)["stream"]) << "one candidate per stream";
   EXPECT_EQ(culprit(o)["hint"]["id"], "index-select-out-of-range");
 }
 

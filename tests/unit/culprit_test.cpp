@@ -161,7 +161,7 @@ TEST_F(Culprit, AStreamWhoseLaunchesAllCompletedDropsOut) {
 }
 
 // Every launch completed by its stream's breadcrumbs: the failure was not a recorded launch. No launch can have
-// failed, so none is named (the old window naming the newest launch claimed more than the breadcrumbs bear out).
+// failed, so none is named (a window naming the newest launch would claim more than the breadcrumbs bear out).
 TEST_F(Culprit, EveryStreamCompletedLeavesNoCulprit) {
   launch(kQuiet, kStreamA);  // 0
   launch(kBusy, kStreamB);   // 1

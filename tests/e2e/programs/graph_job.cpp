@@ -5,7 +5,8 @@
 //   capture   five kernels captured (add, busy, nll_loss, add, busy); the graph is destroyed once instantiated, as
 //             PyTorch does; two healthy replays, then a bad label and a third replay: node 3 asserts
 //   nodes     three kernels added node by node in a chain (add -> nll_loss -> add): node 2 asserts
-//   diamond   add, then nll_loss and add both depending on it only: node 2 asserts, node 3 may have run or not
+//   diamond   add, then nll_loss and add both depending on it only: node 2 asserts; node 3, ready with it but added
+//             after it, comes after it in the simulator's replay and never runs
 //   update    the executable graph of a capture (add, add) updated from a second capture (add, nll_loss): node 2 asserts
 //   many      2,000 graphs of 20 kernels each captured, replayed and destroyed, then the capture case
 //   healthy   the capture case with good labels throughout, the graph kept: prints each kernel node's dependencies

@@ -3,7 +3,8 @@
 // others are busy kernels.
 //
 // usage: load_job MODE [COUNT]
-//   deep-queue    300 launches queued on one stream, the 11th asserts while the rest wait behind it
+//   deep-queue    300 launches queued on one stream, the 11th asserts while the rest wait behind it; the stream
+//                 starts (a host function holds it) only once the host has made all 300
 //   many-streams  COUNT streams (default 64) with short work each; one more stream asserts after long work
 //   churn         COUNT streams (default 6000) made, given a launch, synchronized and destroyed; then an assert with
 //                 11 launches in flight on a new stream
@@ -16,6 +17,8 @@
 // every launch) and "sync: <name>" for the final cudaDeviceSynchronize.
 #include <cuda_runtime_api.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -64,6 +67,13 @@ void assert_in_queue(cudaStream_t stream, int before, int behind) {
   for (int i = 0; i < behind; ++i) busy(stream, 100);
 }
 
+// Set once the host has made every launch of the queue that hold_until_all_made, queued first, holds back.
+std::atomic<bool> all_made{false};
+
+void CUDART_CB hold_until_all_made(void*) {
+  while (!all_made.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
 cudaStream_t new_stream() {
   cudaStream_t s = nullptr;
   cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
@@ -84,7 +94,10 @@ int main(int argc, char** argv) {
   if (cudaFree(nullptr) != cudaSuccess) return 4;
   make_tensors();
   if (std::strcmp(mode, "deep-queue") == 0) {
-    assert_in_queue(new_stream(), 10, 289);
+    cudaStream_t stream = new_stream();
+    cudaLaunchHostFunc(stream, hold_until_all_made, nullptr);
+    assert_in_queue(stream, 10, 289);
+    all_made.store(true);
     return finish();
   }
   if (std::strcmp(mode, "many-streams") == 0) {

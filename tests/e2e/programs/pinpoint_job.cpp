@@ -2,7 +2,8 @@
 //
 // usage: pinpoint_job MODE
 //   in-flight     8 launches on one stream, the 5th asserts (nll_loss); the others keep the stream busy
-//   two-streams   two streams busy at once; the 2nd launch of stream B asserts (index_select)
+//   two-streams   two streams busy at once; the 2nd launch of stream B asserts (index_select) while the 1st
+//                 launch of stream A, a minute long, runs: the fault stops it, unfinished
 //   big-block     a launch with 2048 threads per block, refused; the job goes on and ends normally
 //   big-block-abort  the same, then abort() (an uncaught exception ends a job this way)
 //   kill          as in-flight, then SIGKILL right after the sync that printed the assertion line
@@ -90,7 +91,7 @@ int two_streams() {
   cudaStream_t a, b;
   cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking);
   cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking);
-  busy(a, 200000);  // long work outstanding on stream A when B faults
+  busy(a, 60000000);  // a minute: still running on stream A when B faults, which stops it
   busy(a, 1000);
   busy(b, 20000);
   bad_index_select(t, b);

@@ -32,8 +32,8 @@ def main():
     tensors = [malloc(4), malloc(4), malloc(64), malloc(32)]
     bad = (ctypes.c_long * 4)(0, 1, 9, 2)
     cudart.cudaMemcpy(tensors[3], ctypes.cast(bad, ctypes.c_void_p), ctypes.sizeof(bad), 1)
-    print("launch:", train_step(tensors))
+    print("launch:", train_step(tensors))  # MAIN_LINE
     print("sync:", cudart.cudaDeviceSynchronize())
 
 
-main()
+main()  # MODULE_LINE
