@@ -13,7 +13,6 @@
 
 #include "commands.h"
 #include "options.h"
-#include "core/demangle.h"
 #include "report_reader.h"
 
 namespace firstassert::cli {
@@ -51,8 +50,7 @@ Rank summarize(const LoadedReport& report) {
               text_of(first, "api", "?");
     const json& culprit = object_of(r, "culprit");
     if (!culprit.is_null()) {
-      std::string kernel = text_of(culprit, "kernel", text_of(culprit, "mangled"));
-      k.kernel = kernel.empty() ? "(CUDA graph)" : short_kernel_name(kernel);
+      k.kernel = short_kernel_of(culprit);
       k.confidence = text_of(culprit, "confidence", "?");
       const json& values = object_of(culprit, "values");
       if (!values.is_null()) k.values = text_of(values, "text");

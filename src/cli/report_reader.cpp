@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/demangle.h"
+
 namespace firstassert::cli {
 namespace {
 
@@ -129,6 +131,18 @@ const json& array_of(const json& j, const char* key) {
   if (!j.is_object()) return kEmptyArray;
   auto it = j.find(key);
   return it != j.end() && it->is_array() ? *it : kEmptyArray;
+}
+
+std::string kernel_of(const json& launch) {
+  if (flag_of(launch, "graph", false) && text_of(launch, "kernel").empty()) return "(CUDA graph)";
+  std::string name = text_of(launch, "kernel");
+  if (name.empty()) name = text_of(launch, "mangled");
+  return name.empty() ? "(unknown kernel)" : name;
+}
+
+std::string short_kernel_of(const json& launch) {
+  std::string kernel = kernel_of(launch);
+  return kernel.front() == '(' ? kernel : short_kernel_name(kernel);
 }
 
 }  // namespace firstassert::cli

@@ -33,4 +33,9 @@ bool flag_of(const nlohmann::json& j, const char* key, bool fallback);
 const nlohmann::json& object_of(const nlohmann::json& j, const char* key);  // null json when absent or not an object
 const nlohmann::json& array_of(const nlohmann::json& j, const char* key);   // empty array when absent
 
+// A launch's or culprit's kernel, in full and short (a template's arguments dropped): never empty, since an empty
+// name would read as nothing at all. A graph launch without a kernel is "(CUDA graph)", any other "(unknown kernel)".
+std::string kernel_of(const nlohmann::json& launch);
+std::string short_kernel_of(const nlohmann::json& launch);
+
 }  // namespace firstassert::cli

@@ -1,6 +1,5 @@
 #include "report_view.h"
 
-#include "core/demangle.h"
 #include "core/plural.h"
 #include "report_reader.h"
 #include "view_frames.h"
@@ -18,19 +17,6 @@ std::string dims(const json& object, const char* key) {
   if (!d.is_array() || d.size() != 3 || !d[0].is_number() || !d[1].is_number() || !d[2].is_number()) return "(?)";
   return "(" + std::to_string(d[0].get<long long>()) + "," + std::to_string(d[1].get<long long>()) + "," +
          std::to_string(d[2].get<long long>()) + ")";
-}
-
-// The kernel's full name; never empty (an empty one would read as nothing at all).
-std::string kernel_of(const json& launch) {
-  if (flag_of(launch, "graph", false) && text_of(launch, "kernel").empty()) return "(CUDA graph)";
-  std::string name = text_of(launch, "kernel");
-  if (name.empty()) name = text_of(launch, "mangled");
-  return name.empty() ? "(unknown kernel)" : name;
-}
-
-std::string short_kernel_of(const json& launch) {
-  std::string kernel = kernel_of(launch);
-  return kernel.front() == '(' ? kernel : short_kernel_name(kernel);
 }
 
 std::string message_line(const json& message) {

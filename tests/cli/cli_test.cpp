@@ -463,6 +463,23 @@ TEST(CliMerge, NamesTheRankThatFailedFirst) {
   EXPECT_EQ(j["failures"][3]["rank"], 0);
 }
 
+// A culprit whose report holds no kernel name is named for what it is: a graph's launch, or a kernel not known.
+TEST(CliMerge, ANamelessCulpritIsAGraphOnlyWhenItsLaunchWasOne) {
+  for (bool graph : {false, true}) {
+    e2e::TempDir dir;
+    json r = json::parse(e2e::read_file(kGolden + "/assert_report.json"));
+    r["culprit"].erase("kernel");
+    r["culprit"].erase("mangled");
+    r["culprit"].erase("short_name");
+    r["culprit"]["graph"] = graph;
+    write(dir.path() + "/firstassert-node1-1000.json", r.dump());
+    e2e::Run run = cli({"merge", dir.path()}, dir.path());
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    std::string named = graph ? "culprit (CUDA graph) [" : "culprit (unknown kernel) [";
+    EXPECT_NE(run.out.find(named), std::string::npos) << run.out;
+  }
+}
+
 TEST(CliMerge, BadFilesAreReportedAndTheRestStillMerged) {
   e2e::TempDir dir, empty;
   const long long t0 = 1796007900000000000;
