@@ -22,17 +22,12 @@
 #include <string_view>
 
 #include "demangle.h"
+#include "hex_text.h"
 #include "open_launches.h"
 #include "plural.h"
 
 namespace firstassert {
 namespace {
-
-std::string hex(uintptr_t value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-  return text;
-}
 
 std::string dims_text(const uint32_t (&d)[3]) {
   return "[" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]) + "]";

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/demangle.h"
+#include "core/hex_text.h"
 #include "hints.h"
 #include "launch_origin.h"
 #include "stack/symbolize.h"
@@ -14,12 +15,6 @@ namespace {
 
 // Keys keep the order written here: schema first, the way a person reads a report.
 using json = nlohmann::ordered_json;
-
-std::string hex(uintptr_t value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-  return text;
-}
 
 json dims(const Dim3& d) { return json::array({d.x, d.y, d.z}); }
 
