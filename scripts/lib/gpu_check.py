@@ -17,6 +17,7 @@ import gpu_check_build as toolkit
 import gpu_check_notebook as notebook
 import gpu_check_print as printing
 import gpu_check_probes as probes
+import gpu_check_schedule as schedule
 import gpu_check_shim as shim_files
 import gpu_check_table as table
 from gpu_check_judge import Row, judge
@@ -59,6 +60,7 @@ def make_parser():
     parser.add_argument("--out", default="")
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--no-probes", action="store_true")
+    parser.add_argument("--no-schedule", action="store_true")
     parser.add_argument("--list", action="store_true")
     parser.add_argument("--pack", nargs="?", const=shim_files.PACK_DIR, default=None)
     return parser
@@ -99,7 +101,7 @@ def list_matrix():
         settings = " ".join(f"{k}={v}" for k, v in mode.env.items()) or ("no shim" if not mode.shim else "defaults")
         accepted = f"; confidence {' or '.join(mode.confidence)}, backend {mode.backend}" if mode.shim else ""
         lines.append(f"  {mode.name:<10} {settings}{accepted}")
-    return lines
+    return lines + schedule.describe()
 
 
 class Harness:
@@ -210,8 +212,10 @@ def case_argv(case, binaries):
     return ([path, *case.args], "") if path else (None, why)
 
 
-def main(argv=None, cases_table=table.CASES, modes_table=table.MODES, python_error=torch_error):
-    """The suite runs this with the simulator's cases (tests/gpu/gpu_check_test.py), and no torch to ask for."""
+def main(argv=None, cases_table=table.CASES, modes_table=table.MODES, python_error=torch_error,
+         schedule_step=schedule.Step()):
+    """The suite runs this with the simulator's cases and schedule program (tests/gpu/gpu_check_test.py), and no
+    torch to ask for."""
     args = make_parser().parse_args(argv)
     if args.list:
         print("\n".join(list_matrix()))
@@ -249,6 +253,8 @@ def main(argv=None, cases_table=table.CASES, modes_table=table.MODES, python_err
     # Set-up, all at once: the first look at the machine (under the shim), and the nvcc builds.
     to_build = {c.slug: c for c in cases if not c.python}
     to_build.update({c.slug: c for c in table.PROBE_PROGRAMS.values()})
+    if not args.no_schedule and not schedule_step.program:
+        to_build[schedule.PROGRAM.slug] = schedule.PROGRAM
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         first_look = pool.submit(harness.preflight)
         built = {slug: pool.submit(harness.build, nvcc, case) for slug, case in to_build.items()}
@@ -285,6 +291,10 @@ def main(argv=None, cases_table=table.CASES, modes_table=table.MODES, python_err
             jobs += probe_jobs(binaries, toolkit_cupti, cupti_env)
     if "default" not in [mode.name for mode in modes] and not args.no_probes:
         jobs += probe_jobs(binaries, toolkit_cupti, cupti_env)
+    timeouts = {}
+    if not args.no_schedule:
+        schedule_jobs, timeouts = scheduled(schedule_step, binaries)
+        jobs += schedule_jobs
     harness.total, harness.finished = len(jobs), 0
     results = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
@@ -293,7 +303,7 @@ def main(argv=None, cases_table=table.CASES, modes_table=table.MODES, python_err
             if argv_ is None:
                 results[key] = Outcome(not_run=why_not)
                 continue
-            futures[pool.submit(harness.run, label, argv_, name, shim, extra)] = key
+            futures[pool.submit(harness.run, label, argv_, name, shim, extra, timeouts.get(key))] = key
         for future in concurrent.futures.as_completed(futures):
             results[futures[future]] = future.result()
 
@@ -313,12 +323,39 @@ def main(argv=None, cases_table=table.CASES, modes_table=table.MODES, python_err
         except Exception as error:  # noqa: BLE001  the probes inform; the table above must still be printed
             lines += ["", f"probes: their answers could not be put together ({type(error).__name__}: {error}); "
                           f"their runs are under {os.path.join(out_dir, 'runs')}"]
+    verdicts = []
+    if not args.no_schedule:
+        verdicts = [safe_schedule_judge(seed, mode, results[("schedule", seed.name, mode.name)])
+                    for seed, mode in schedule.planned_runs(schedule_step.seeds, schedule_step.modes)]
+        lines += [""] + schedule.section(verdicts)
     lines += ["", f"the runs' output and reports: {out_dir}"]
     print("\n".join(lines), flush=True)
     with open(os.path.join(out_dir, "summary.json"), "w") as f:
         json.dump({"facts": facts, "cupti": cupti_notes, "rows": [asdict(r) | {"verdict": r.verdict} for r in rows],
-                   "text": lines}, f, indent=1)
-    return 0 if rows and all(row.result == "PASS" for row in rows) else 1
+                   "schedule": [asdict(v) | {"result": v.result} for v in verdicts], "text": lines}, f, indent=1)
+    rows_passed = rows and all(row.result == "PASS" for row in rows)
+    return 0 if rows_passed and (args.no_schedule or schedule.passed(verdicts)) else 1
+
+
+def scheduled(step, binaries):
+    """The schedule property's jobs (as main's), and their timeouts by key."""
+    path, why = (step.program, "") if step.program else binaries.get(schedule.PROGRAM.slug, (None, "not built"))
+    jobs, timeouts = [], {}
+    for seed, mode in schedule.planned_runs(step.seeds, step.modes):
+        key = ("schedule", seed.name, mode.name)
+        jobs.append((key, f"schedule seed {seed.name} / {mode.name}", seed.argv(path) if path else None, why,
+                     schedule.run_name(seed, mode), True, dict(mode.env)))
+        timeouts[key] = schedule.timeout_for(seed)
+    return jobs, timeouts
+
+
+def safe_schedule_judge(seed, mode, outcome):
+    """schedule.judge(), or a failed verdict saying why the run could not be judged."""
+    try:
+        return schedule.judge(seed, mode, outcome)
+    except Exception as error:  # noqa: BLE001  one run's odd report must not cost the table
+        return schedule.Verdict(seed.name, mode.name,
+                                failed=[f"{outcome.ended}; not judged ({type(error).__name__}: {error})"])
 
 
 def safe_judge(case, mode, outcome, bare):
