@@ -37,6 +37,7 @@ import gpu_check  # noqa: E402
 import gpu_check_build  # noqa: E402
 import gpu_check_notebook  # noqa: E402
 import gpu_check_probes as probes  # noqa: E402
+import gpu_check_schedule as schedule  # noqa: E402
 import gpu_check_shim  # noqa: E402
 import gpucase  # noqa: E402
 import notebook_case  # noqa: E402
@@ -107,8 +108,13 @@ class CommandLine(unittest.TestCase):
     def test_list_names_every_case_and_mode_of_the_table(self):
         done = run_script("--list")
         self.assertEqual(done.returncode, 0)
-        listed = [line.split()[0] for line in done.stdout.splitlines() if line.startswith("  ")]
+        table_part, _, schedule_part = done.stdout.partition("schedule property: ")
+        listed = [line.split()[0] for line in table_part.splitlines() if line.startswith("  ")]
         self.assertEqual(listed, [case.name for case in CASES] + [mode.name for mode in MODES])
+        seeds = [line.split()[0] for line in schedule_part.splitlines() if line.startswith("    ")]
+        self.assertEqual(seeds, [seed.name for seed in schedule.SEEDS])
+        for mode in schedule.MODES:
+            self.assertIn(mode.name, schedule_part.splitlines()[1])
 
     def test_a_bad_argument_is_one_line_and_status_2(self):
         for args in (["--bogus"], ["--jobs", "0"], ["--timeout", "soon"], ["--only", "nll_loss,nope"],
@@ -251,7 +257,7 @@ class CasePrograms(unittest.TestCase):
         if not os.access(NVCC, os.X_OK):
             self.skipTest(f"no nvcc at {NVCC} (meson's cuda-root)")
         nvcc = NVCC
-        programs = [case for case in CASES if not case.python] + list(PROBE_PROGRAMS.values())
+        programs = [case for case in CASES if not case.python] + list(PROBE_PROGRAMS.values()) + [schedule.PROGRAM]
         with tempfile.TemporaryDirectory() as out:
             for case in programs:
                 with self.subTest(program=case.slug):
@@ -279,8 +285,9 @@ class Harness(unittest.TestCase):
                       args=(SIM_DIR, "healthy")))
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
-            cls.status = gpu_check.main(["--shim", SHIM, "--out", cls.out, "--jobs", "2", "--timeout", "60"],
-                                        cases_table=cases, python_error=lambda: "")
+            # The schedule property needs nvcc: ScheduleOnSimulator runs it, apart.
+            cls.status = gpu_check.main(["--shim", SHIM, "--out", cls.out, "--jobs", "2", "--timeout", "60",
+                                         "--no-schedule"], cases_table=cases, python_error=lambda: "")
         cls.printed = printed.getvalue()
         with open(os.path.join(cls.out, "summary.json")) as f:
             cls.rows = {(r["case"], r["mode"]): r for r in json.load(f)["rows"]}
@@ -536,6 +543,192 @@ class Checks(unittest.TestCase):
         self.assertEqual(self.verdict(self.case, MODE["default"], Outcome(not_run="no nvcc")), "SKIP: no nvcc")
         said = Outcome(returncode=gpucase.EXIT_SKIP, stdout="gpu-check: skip: Triton cannot be imported\n")
         self.assertEqual(self.verdict(self.case, MODE["default"], said), "SKIP: Triton cannot be imported")
+
+
+def schedule_outcome(oracle, report, reports=1, sync="cudaErrorAssert"):
+    """An Outcome of the schedule program as the judge sees it, built from the case: the oracle it printed (stream,
+    shared_mem, busy, threads) and the report."""
+    stream, shared, busy, threads = oracle
+    stdout = (f"plan: streams 3 threads {threads} steps 500 named\nbusy: {busy}\n"
+              f"asserting: stream {stream} shared_mem {shared} grid 4 block 64\nsync: {sync}\n")
+    return Outcome(argv=["schedule_property", "1"], returncode=0, stdout=stdout, report=report,
+                   reports=[f"firstassert-{n}.json" for n in range(reports)])
+
+
+def launch(stream, shared, kernel="at::native::reduce_kernel(schedule::KernelArgs)"):
+    return {"kernel": kernel, "stream": stream, "shared_mem": shared}
+
+
+def schedule_report(confidence, reason, culprit=None, candidates=()):
+    return {"first_error": {"code": 710}, "culprit": culprit or {},
+            "decision": {"confidence": confidence, "reason": reason, "candidates": len(candidates) or 1},
+            "candidates": list(candidates)}
+
+
+class ScheduleJudge(unittest.TestCase):
+    """The schedule step's judge, on outcomes built here: the asserting launch is on stream 0x10 with shared_mem 7."""
+    SEED = schedule.Seed(5)
+    MODE = {mode.name: mode for mode in schedule.MODES}
+    ORACLE = ("0x10", 7, 0, 2)  # several busy streams, two launching threads: no mode must be exact
+    IT, SAME_STREAM, OTHER_STREAM = launch("0x10", 7), launch("0x10", 8), launch("0x20", 7)
+
+    def verdict(self, report, mode="default", oracle=ORACLE, **outcome):
+        return schedule.judge(self.SEED, self.MODE[mode], schedule_outcome(oracle, report, **outcome))
+
+    def test_a_claim_of_the_asserting_launch_passes(self):
+        for confidence in ("exact", "likely"):
+            with self.subTest(confidence=confidence):
+                v = self.verdict(schedule_report(confidence, "stream breadcrumbs: ...", self.IT))
+                self.assertEqual((v.result, v.claim, v.failed), ("PASS", True, []))
+
+    def test_a_claim_of_another_launch_fails(self):
+        for other in (self.SAME_STREAM, self.OTHER_STREAM):
+            with self.subTest(other=other):
+                v = self.verdict(schedule_report("likely", "the last launch", other))
+                self.assertEqual((v.result, v.claim), ("FAIL", False))
+                self.assertIn("the asserting launch is on 0x10 shared_mem 7", v.failed[0])
+
+    def test_a_window_that_holds_it_passes_and_one_that_does_not_fails(self):
+        holding = schedule_report("window", "the failing launch is one of 3 launches", self.IT,
+                                  (self.SAME_STREAM, self.IT, self.OTHER_STREAM))
+        v = self.verdict(holding)
+        self.assertEqual((v.result, v.window), ("PASS", True))
+        missing = schedule_report("window", "the failing launch is one of 2 launches", self.SAME_STREAM,
+                                  (self.SAME_STREAM, self.OTHER_STREAM))
+        v = self.verdict(missing)
+        self.assertEqual((v.result, v.window), ("FAIL", False))
+        self.assertIn("does not hold the asserting launch", v.failed[0])
+        miscounted = schedule_report("window", "the failing launch is one of 4 launches", self.IT,
+                                     (self.SAME_STREAM, self.IT, self.OTHER_STREAM))
+        self.assertEqual(self.verdict(miscounted).result, "FAIL")
+
+    def test_a_window_listed_in_part_fails_only_with_breadcrumbs_on(self):
+        report = schedule_report("window", "the failing launch is one of 5 launches", self.SAME_STREAM,
+                                 (self.SAME_STREAM, self.OTHER_STREAM))
+        report["decision"]["candidates"] = 5
+        self.assertEqual(self.verdict(report, "default").result, "FAIL")
+        v = self.verdict(report, "breadcrumbs=0")
+        self.assertEqual((v.result, v.unverified, v.window), ("PASS", True, None))
+
+    def test_unknown_only_when_the_ring_dropped_launches(self):
+        self.assertEqual(self.verdict(schedule_report("unknown", "not in the launch ring any more")).result, "PASS")
+        self.assertEqual(self.verdict(schedule_report("unknown", "no idea")).result, "FAIL")
+
+    def test_exact_where_the_mode_knows(self):
+        likely = schedule_report("likely", "the last launch", self.IT)
+        one_busy_stream, one_thread = ("0x10", 7, 1, 1), ("0x10", 7, 0, 1)
+        self.assertEqual(self.verdict(likely, "default", one_busy_stream).result, "FAIL")
+        self.assertEqual(self.verdict(likely, "sync=all", one_thread).result, "FAIL")
+        self.assertEqual(self.verdict(likely, "breadcrumbs=0", one_busy_stream).result, "PASS")
+        self.assertEqual(self.verdict(likely, "default", one_thread).result, "PASS")
+
+    def test_a_run_that_did_not_end_as_planned_fails(self):
+        right = schedule_report("exact", "stream breadcrumbs", self.IT)
+        self.assertEqual(self.verdict(right, sync="cudaSuccess").result, "FAIL")
+        self.assertEqual(self.verdict(right, reports=2).result, "FAIL")
+        self.assertEqual(self.verdict(None, reports=0).result, "FAIL")
+        self.assertEqual(self.verdict(dict(right, first_error={"code": 700})).result, "FAIL")
+        silent = schedule.judge(self.SEED, self.MODE["default"], Outcome(returncode=4))
+        self.assertEqual(silent.failed, ["it printed no oracle (exit 4)"])
+        skipped = schedule.judge(self.SEED, self.MODE["default"], Outcome(not_run="no nvcc"))
+        self.assertEqual(skipped.result, "SKIP")
+        self.assertFalse(schedule.passed([skipped]), "a run that did not run is no pass")
+
+    def test_the_section_counts_and_names_each_failed_seed_and_mode(self):
+        right = self.verdict(schedule_report("likely", "x", self.IT))
+        wrong = self.verdict(schedule_report("likely", "x", self.OTHER_STREAM), "sync=all")
+        window = self.verdict(schedule_report("window", "the failing launch is one of 1 launch", self.IT, (self.IT,)))
+        lines = schedule.section([right, wrong, window])
+        self.assertIn("1 seeds x 2 modes (default, sync=all): claims right 1/2, windows holding it 1/1", lines[0])
+        self.assertTrue(lines[0].endswith("FAIL"), lines[0])
+        self.assertEqual(len(lines), 2)
+        self.assertTrue(lines[1].startswith("  FAIL seed 5 / sync=all: likely claim of "), lines[1])
+        self.assertIn("FIRSTASSERT_SYNC=all", lines[1])
+        self.assertTrue(schedule.section([right, window])[0].endswith("PASS"))
+
+    def test_its_failure_is_gpu_checks_exit_status(self):
+        # A program that prints no oracle, in place of the schedule program, beside a passing row.
+        healthy = Case("sim_healthy", "sim_case.py", shows="no report, same output", healthy=True,
+                       args=(SIM_DIR, "healthy"))
+        step = schedule.Step(seeds=(self.SEED,), modes=(self.MODE["default"],), program=shutil.which("true"))
+        with tempfile.TemporaryDirectory() as out:
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
+                status = gpu_check.main(["--shim", SHIM, "--out", out, "--modes", "bare,default", "--no-probes"],
+                                        cases_table=(healthy,), python_error=lambda: "", schedule_step=step)
+        self.assertEqual(status, 1, printed.getvalue())
+        self.assertIn("2 rows: 2 pass", printed.getvalue())
+        self.assertIn("  FAIL seed 5 / default: it printed no oracle (exit 0)", printed.getvalue())
+
+
+class ScheduleOnSimulator(unittest.TestCase):
+    """The schedule step end to end: schedule_property.cu built by nvcc against the simulator's runtime (its kernels
+    get simulated bodies there), run by gpu-check's main() for a few seeds in every mode of the step, each report
+    judged against the program's oracle. Its own meson test (gpu_check_schedule): it needs nvcc."""
+    SEEDS = (schedule.ONE_STREAM[-1], schedule.SEVERAL_STREAMS[0], schedule.SEVERAL_STREAMS[2])
+
+    @classmethod
+    def setUpClass(cls):
+        if not os.access(NVCC, os.X_OK):
+            raise unittest.SkipTest(f"no nvcc at {NVCC} (meson's cuda-root)")
+        cls.out = tempfile.mkdtemp(prefix="gpu-check-schedule-")
+        cls.program = os.path.join(cls.out, "schedule_property")
+        why = build_for_simulator(schedule.PROGRAM.source, cls.program)
+        if why:
+            raise AssertionError(why)
+        step = schedule.Step(seeds=cls.SEEDS, program=cls.program)
+        healthy = Case("sim_healthy", "sim_case.py", shows="no report, same output", healthy=True,
+                       args=(SIM_DIR, "healthy"))
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
+            cls.status = gpu_check.main(["--shim", SHIM, "--out", cls.out, "--jobs", "2", "--modes", "bare,default",
+                                         "--no-probes"], cases_table=(healthy,), python_error=lambda: "",
+                                        schedule_step=step)
+        cls.printed = printed.getvalue()
+        with open(os.path.join(cls.out, "summary.json")) as f:
+            cls.verdicts = json.load(f)["schedule"]
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.out, ignore_errors=True)
+
+    def test_every_seed_holds_the_property_in_every_mode(self):
+        self.assertEqual(self.status, 0, self.printed)
+        self.assertEqual(sorted((v["seed"], v["mode"]) for v in self.verdicts),
+                         sorted((seed.name, mode.name) for seed in self.SEEDS for mode in schedule.MODES))
+        for v in self.verdicts:
+            self.assertEqual(v["result"], "PASS", v)
+        section = next(line for line in self.printed.splitlines() if line.startswith("schedule property"))
+        self.assertIn(f"{len(self.SEEDS)} seeds x {len(schedule.MODES)} modes", section)
+        self.assertTrue(section.endswith("PASS"), section)
+
+    def test_one_busy_stream_is_exact_with_breadcrumbs(self):
+        one = next(v for v in self.verdicts if v["seed"] == self.SEEDS[0].name and v["mode"] == "default")
+        self.assertEqual(one["confidence"], "exact")
+
+    def test_each_seed_plans_as_many_streams_as_its_list_says(self):
+        # The stream count is a plan's first draw, whatever the launch count: the long seed is checked at its own.
+        for seeds, one in ((schedule.ONE_STREAM, True), (schedule.SEVERAL_STREAMS + (schedule.LONG,), False)):
+            for seed in seeds:
+                with self.subTest(seed=seed.name):
+                    done = subprocess.run([self.program, str(seed.seed)], capture_output=True, text=True,
+                                          timeout=60)
+                    streams = int(re.search(r"^plan: streams (\d+)", done.stdout, re.M).group(1))
+                    self.assertEqual(streams == 1, one, done.stdout)
+                    self.assertTrue(seed.what.startswith(f"{streams} stream"), (seed.what, streams))
+
+
+def build_for_simulator(source, output):
+    """source built by nvcc and linked against the simulator's runtime, as tests/sim/meson.build links its nvcc
+    program; "" or what went wrong."""
+    steps = [[NVCC, "-c", "-arch=sm_90", "-std=c++17", "-O1", "-Xcompiler", "-fPIE", source, "-o", output + ".o"],
+             ["c++", output + ".o", "-o", output, os.path.join(SIM_DIR, "libcudart.so.13"), "-ldl",
+              f"-Wl,-rpath,{SIM_DIR}"]]
+    for step in steps:
+        done = subprocess.run(step, capture_output=True, text=True, timeout=300)
+        if done.returncode != 0:
+            return f"{os.path.basename(step[0])} failed: " + " | ".join((done.stderr + done.stdout).splitlines()[-3:])
+    return ""
 
 
 class GraphReplay(unittest.TestCase):
