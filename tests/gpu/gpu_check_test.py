@@ -791,7 +791,7 @@ class NotebookCases(unittest.TestCase):
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
             cls.status = gpu_check.main(["--shim", SHIM, "--out", cls.out, "--jobs", "2", "--timeout", "120",
-                                         "--no-probes"], cases_table=cases, python_error=lambda: "")
+                                         "--no-probes", "--no-schedule"], cases_table=cases, python_error=lambda: "")
         cls.printed = printed.getvalue()
         with open(os.path.join(cls.out, "summary.json")) as f:
             cls.rows = {(r["case"], r["mode"]): r for r in json.load(f)["rows"]}
