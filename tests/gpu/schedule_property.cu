@@ -6,8 +6,8 @@
 //
 // The kernels are __global__ functions of at::native with the plan's PyTorch-like names. Every thread spins on
 // %globaltimer for the launch's sleep_us; in the asserting launch, the one thread the plan names (block_x, thread_x)
-// fails a device assert(), inside the kernel itself or, for the plan's anonymous lines, inside a lambda within it:
-// the device prints `operator()` for both, as for PyTorch's lambda kernels.
+// fails a device assert(), inside the kernel itself (the device's line names the kernel) or, for the plan's anonymous
+// lines, inside a lambda within it (the line says `operator()`, as PyTorch's lambda kernels' lines do).
 //
 // Where it differs from the simulator's job, and why:
 //   - the assertion line's file and line are this file's, and the kernels' mangled names nvcc's
