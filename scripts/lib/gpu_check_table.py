@@ -125,12 +125,13 @@ MODES = (
 
 # Programs that are not cases: the probes (tests/gpu/probe_*.cu, profiler_probe.py: probe 5, whose late order with the
 # profiler stopped before the assert is the profiler_late case; probe_graph_breadcrumbs.cu: probe 6, the mechanism the
-# graph_replay case's reports rest on) and the first look at the machine.
+# graph_replay case's reports rest on; probe_facts.cu: probes 7 to 9) and the first look at the machine.
 PROBE_PROGRAMS = {
     "probe_cupti": Case("probe_cupti", "probe_cupti.cu", nvcc_flags=("-cudart", "shared")),
     "probe_breadcrumbs": Case("probe_breadcrumbs", "probe_breadcrumbs.cu", nvcc_flags=("-cudart", "shared")),
     "probe_graph_breadcrumbs": Case("probe_graph_breadcrumbs", "probe_graph_breadcrumbs.cu",
                                     nvcc_flags=("-cudart", "shared")),
+    "probe_facts": Case("probe_facts", "probe_facts.cu", nvcc_flags=("-cudart", "shared")),
 }
 PROFILER_PROBE = "profiler_probe.py"
 PREFLIGHT = "preflight.py"
