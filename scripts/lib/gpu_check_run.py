@@ -147,9 +147,9 @@ def run(argv, workdir, env, timeout):
         outcome.not_run = f"gpu-check was stopped (SIGTERM) {outcome.elapsed:.0f} s into this run, which it killed"
     outcome.stdout = out.decode("utf-8", errors="replace")
     outcome.stderr = err.decode("utf-8", errors="replace")
-    for name, text in (("stdout.txt", outcome.stdout), ("stderr.txt", outcome.stderr)):
-        with open(os.path.join(workdir, name), "w", encoding="utf-8") as f:
-            f.write(text)
+    for name, data in (("stdout.txt", out), ("stderr.txt", err)):  # the bytes as printed, not as decoded
+        with open(os.path.join(workdir, name), "wb") as f:
+            f.write(data)
     outcome.reports = sorted(glob.glob(os.path.join(workdir, "firstassert-*")))
     outcome.report, outcome.report_error = read_report(outcome.reports)
     return outcome
