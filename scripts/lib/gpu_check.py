@@ -14,12 +14,14 @@ import time
 from dataclasses import asdict
 
 import gpu_check_build as toolkit
+import gpu_check_facts as fact_probes
 import gpu_check_notebook as notebook
 import gpu_check_print as printing
 import gpu_check_probes as probes
 import gpu_check_schedule as schedule
 import gpu_check_shim as shim_files
 import gpu_check_table as table
+import gpu_check_traces as traces
 from gpu_check_judge import Row, judge
 from gpu_check_run import STOPPING, Outcome, environment, run, stop_all
 
@@ -226,8 +228,8 @@ def main(argv=None, cases_table=table.CASES, modes_table=table.MODES, python_err
         if args.pack is not None:
             shim = shim_files.find_or_build(args.shim)
             names = shim_files.pack(shim, args.pack)
-            names += notebook.pack(shim, args.pack, lambda text: print(f"gpu-check: {text}", file=sys.stderr,
-                                                                     flush=True))
+            say = lambda text: print(f"gpu-check: {text}", file=sys.stderr, flush=True)  # noqa: E731
+            names += notebook.pack(shim, args.pack, say) + traces.pack(args.pack, say)
             print(f"packed into {args.pack}: {', '.join(names)}; carry that directory to the GPU machine, where "
                   f"scripts/gpu-check finds it (or pass --shim {os.path.join(args.pack, 'libfirstassert.so')})")
             return 0
@@ -255,6 +257,9 @@ def main(argv=None, cases_table=table.CASES, modes_table=table.MODES, python_err
     to_build.update({c.slug: c for c in table.PROBE_PROGRAMS.values()})
     if not args.no_schedule and not schedule_step.program:
         to_build[schedule.PROGRAM.slug] = schedule.PROGRAM
+    if not args.no_probes:
+        to_build.update({c.slug: c for c in traces.traced_builds().values()})
+    tracer = traces.find_tracer(args.shim)
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         first_look = pool.submit(harness.preflight)
         built = {slug: pool.submit(harness.build, nvcc, case) for slug, case in to_build.items()}
@@ -289,8 +294,10 @@ def main(argv=None, cases_table=table.CASES, modes_table=table.MODES, python_err
                          f"{case.slug}.{mode.name.replace('=', '_')}", preload, extra))
         if mode.name == "default" and not args.no_probes:
             jobs += probe_jobs(binaries, toolkit_cupti, cupti_env)
+            jobs += traces.jobs(binaries, tracer, toolkit_cupti, out_dir)
     if "default" not in [mode.name for mode in modes] and not args.no_probes:
         jobs += probe_jobs(binaries, toolkit_cupti, cupti_env)
+        jobs += traces.jobs(binaries, tracer, toolkit_cupti, out_dir)
     timeouts = {}
     if not args.no_schedule:
         schedule_jobs, timeouts = scheduled(schedule_step, binaries)
@@ -323,6 +330,11 @@ def main(argv=None, cases_table=table.CASES, modes_table=table.MODES, python_err
         except Exception as error:  # noqa: BLE001  the probes inform; the table above must still be printed
             lines += ["", f"probes: their answers could not be put together ({type(error).__name__}: {error}); "
                           f"their runs are under {os.path.join(out_dir, 'runs')}"]
+        try:
+            lines += [""] + traces.section(results, out_dir, tracer, toolkit_cupti)
+        except Exception as error:  # noqa: BLE001  as above: the table and the probes are printed whatever this does
+            lines += ["", f"callback traces: not put together ({type(error).__name__}: {error}); their runs are "
+                          f"under {os.path.join(out_dir, 'runs')}"]
     verdicts = []
     if not args.no_schedule:
         verdicts = [safe_schedule_judge(seed, mode, results[("schedule", seed.name, mode.name)])
@@ -370,13 +382,15 @@ def safe_judge(case, mode, outcome, bare):
 
 def probe_jobs(binaries, toolkit_cupti, cupti_env):
     jobs = []
-    for slug in ("probe_cupti", "probe_breadcrumbs", "probe_graph_breadcrumbs"):
+    for slug in ("probe_cupti", "probe_breadcrumbs", "probe_graph_breadcrumbs", "probe_facts"):
         path, why = binaries.get(slug, (None, "not built"))
         args = []
         if slug == "probe_cupti":
             if toolkit_cupti is None:
                 path, why = None, why if path is None else "the toolkit has no CUPTI library"
             args = [toolkit_cupti]
+        if slug == "probe_facts":
+            args = [toolkit_cupti or traces.DEFAULT_CUPTI]  # only probe 8 needs CUPTI; it says when it has none
         jobs.append(((slug,), slug, [path, *args] if path else None, why, slug, False, {}))
     script = os.path.join(table.CASE_DIR, table.PROFILER_PROBE)
     for when in ("early", "late"):
@@ -396,7 +410,7 @@ def header(facts, args, nvcc, cupti_notes, lib_path):
         f"shim: {args.shim}" + "".join(f"; {part}" for part in (shim_files.describe(args.shim),) if part) +
         (f" (its libraries from {lib_path}, on LD_LIBRARY_PATH)" if lib_path else ""),
         f"nvcc: {nvcc} {toolkit.nvcc_version(nvcc)}, building for {args.arch}" if nvcc else
-        "nvcc: none (the nvcc cases and probes 1-3 and 6 are skipped)",
+        "nvcc: none (the nvcc cases, probes 1-3 and 6-9 and the callback traces are skipped)",
     ] + [f"CUPTI: {note}" for note in cupti_notes]
 
 
@@ -425,6 +439,7 @@ def probe_sections(results, rows, cases, facts, shim):
     lines += printing.section("6. do graph breadcrumbs (a leaf write after each captured kernel) name the node that "
                               "asserted in a replay?",
                               probes.graph_breadcrumb_probe(results.get(("probe_graph_breadcrumbs",)), graph_rows))
+    lines += fact_probes.sections(results.get(("probe_facts",)))
     return lines
 
 
