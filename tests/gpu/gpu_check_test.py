@@ -32,6 +32,7 @@ sys.path.insert(0, os.path.join(REPO, "scripts", "lib"))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "support"))
 
+import callback_trace  # noqa: E402
 import elf_symbols  # noqa: E402
 import gpu_check  # noqa: E402
 import gpu_check_build  # noqa: E402
@@ -39,6 +40,7 @@ import gpu_check_notebook  # noqa: E402
 import gpu_check_probes as probes  # noqa: E402
 import gpu_check_schedule as schedule  # noqa: E402
 import gpu_check_shim  # noqa: E402
+import gpu_check_traces  # noqa: E402
 import gpucase  # noqa: E402
 import notebook_case  # noqa: E402
 import skip_aware  # noqa: E402
@@ -154,7 +156,7 @@ class CommandLine(unittest.TestCase):
             needed = {name for library in (SHIM, gpu_check_shim.recorder_of(SHIM))
                       for name, _ in gpu_check_shim.needed_libraries(library)}
             self.assertEqual(files, {"libfirstassert.so", "libfirstassert_recorder.so", "pack-info.txt", "python",
-                                     "notebook-wheels"} | needed)
+                                     "notebook-wheels", gpu_check_traces.TRACER} | needed)
             self.assertFalse(any(name.startswith(("libc.so", "libstdc++")) for name in files), files)
             self.assertEqual(gpu_check_shim.load_error(os.path.join(pack, "libfirstassert.so"), pack), "")
             self.assertTrue(os.path.isfile(os.path.join(pack, "python", "firstassert", "notebook.py")))
@@ -334,8 +336,12 @@ class Harness(unittest.TestCase):
         body = lines[heading + 2:heading + 2 + len(self.rows)]
         self.assertEqual(sorted((text.split()[0], text.split()[1]) for text in body), sorted(self.rows))
         self.assertIn("12 rows: 12 pass, 0 fail, 0 skipped", self.printed)
-        for number in range(1, 7):
+        for number in range(1, 10):
             self.assertRegex(self.printed, rf"\n{number}\. ")
+        traced = lines.index(next(text for text in lines if text.startswith("callback traces, without the shim")))
+        self.assertGreater(traced, heading)
+        for program, line in zip(callback_trace.TRACED_PROGRAMS, lines[traced + 1:]):
+            self.assertTrue(line.startswith(f"    {program}: "), line)
 
     def test_each_run_keeps_its_output_and_reports(self):
         run_dir = os.path.join(self.out, "runs", "sim_nll_loss.default")
