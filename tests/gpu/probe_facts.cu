@@ -326,8 +326,8 @@ void probe_pinned_after_assert() {
   int after = 0;
   for (int i = 0; i < kValues; ++i) after += host[kValues + 1 + i] != 0 ? 1 : 0;
   int other_read = matching(host + 2 * kValues + 1, kOther, kValues);
-  std::printf("probe7: the failing stream's sync returned %s; cudaStreamQuery on the other stream afterwards "
-              "returned %s (the sticky error)\n",
+  std::printf("probe7: the failing stream's sync returned %s; then cudaStreamQuery on the other stream "
+              "returned %s (after an assert: the sticky error)\n",
               runtime_result(failing_sync).c_str(), runtime_result(later).c_str());
   std::printf("probe7: failing stream, a kernel before the assert wrote %d values %s: read %d of %d as written\n",
               kValues, range(kBefore, kValues).c_str(), before, kValues);
