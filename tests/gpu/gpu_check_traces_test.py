@@ -93,12 +93,12 @@ class TraceStep(unittest.TestCase):
         lines = traces.section(results, self.out, None, None)
         self.assertIn("tracer none; CUPTI libcupti.so.13, as the loader finds it", lines[0])
         for index, program in enumerate(callback_trace.TRACED_PROGRAMS):
-            self.assertTrue(lines[1 + index].strip().startswith(f"{program}: not recorded: not run: no callback "
+            self.assertTrue(lines[1 + index].strip().startswith(f"{program}: not recorded: no callback "
                                                                 f"tracer ({traces.TRACER})"), lines[1 + index])
         self.assertFalse(any(" cp " in line for line in lines), lines)
         results = self.run_jobs({}, TRACER)
         lines = traces.section(results, self.out, TRACER, None)
-        self.assertEqual(lines[1].strip(), f"{callback_trace.TRACED_PROGRAMS[0]}: not recorded: not run: not built")
+        self.assertEqual(lines[1].strip(), f"{callback_trace.TRACED_PROGRAMS[0]}: not recorded: not built")
         self.assertEqual(os.listdir(os.path.join(self.out, traces.TRACE_DIR)), [])
 
     def test_a_run_that_leaves_no_trace_says_what_the_tracer_said(self):
