@@ -29,7 +29,7 @@ class GpuSession(unittest.TestCase):
         self.assertEqual(done.returncode, 0)
         with open(SCRIPT) as f:
             parsed = set(re.findall(r"^\s+(--[a-z-]+)\)", f.read(), re.MULTILINE))
-        self.assertEqual(parsed, {"--check-budget", "--bench-budget", "--only"})
+        self.assertEqual(parsed, {"--check-budget", "--bench-budget", "--only", "--no-schedule"})
         documented = {line.split()[0] for line in done.stdout.splitlines() if line.startswith("  --")}
         self.assertEqual(parsed, documented)
         self.assertIn("usage: scripts/gpu-session", done.stdout)
@@ -67,11 +67,17 @@ class GpuSession(unittest.TestCase):
             with open(os.path.join(out, "session.txt")) as f:
                 log = f.read()
             self.assertRegex(log, r"\ngpu-check: exit 2 after \d+ s \(limit 90 s\): \S+/scripts/gpu-check --out "
-                                  + re.escape(os.path.join(out, "gpu-check")) + r" --budget 30\n")
+                                  + re.escape(os.path.join(out, "gpu-check")) + r" --budget 30 --jobs 8\n")
             self.assertRegex(log, r"\ngpu-bench: exit 2 after \d+ s \(limit 60 s\): \S+/scripts/gpu-bench --runs 1 "
                                   r"--steps 20 --callgrind-steps 0\n")
-            again = session("--bench-budget", "0", os.path.join(work, "rerun"), env=dict(os.environ, PYTHONPATH=fake))
-            self.assertNotIn("gpu-bench.txt", os.listdir(os.path.join(work, "rerun")), again.stderr)
+            rerun = os.path.join(work, "rerun")
+            again = session("--bench-budget", "0", "--only", "nll_loss", "--no-schedule", rerun,
+                            env=dict(os.environ, PYTHONPATH=fake))
+            self.assertNotIn("gpu-bench.txt", os.listdir(rerun), again.stderr)
+            with open(os.path.join(rerun, "session.txt")) as f:
+                self.assertRegex(f.read(), r"\ngpu-check: exit 2 after \d+ s \(limit 330 s\): \S+/scripts/gpu-check "
+                                 r"--out " + re.escape(os.path.join(rerun, "gpu-check")) +
+                                 r" --budget 270 --jobs 8 --only nll_loss --no-schedule\n")
 
 
 if __name__ == "__main__":
