@@ -18,10 +18,16 @@ from gpu_check_run import with_library_path  # noqa: E402
 CONFIGURATIONS = [
     ("baseline", False, {}),
     ("firstassert (defaults)", True, {}),
+    ("firstassert, FIRSTASSERT_VALUES=probe", True, {"FIRSTASSERT_VALUES": "probe"}),
     ("firstassert, FIRSTASSERT_SYNC=all", True, {"FIRSTASSERT_SYNC": "all"}),
     ("CUDA_LAUNCH_BLOCKING=1", False, {"CUDA_LAUNCH_BLOCKING": "1"}),
 ]
+DEFAULTS_GOAL = 1.02  # the defaults' step time at most this times the bare one (docs/performance.md)
 WARMUP_STEPS = 10
+# Where `firstassert run --values=MODE` finds the package's sitecustomize.py, relative to the shim: the build's
+# (build/src/ beside build/python/) and the pack's (scripts/gpu-check --pack: python/ beside the shim).
+VALUES_SITES = (os.path.join("..", "python", "firstassert", "values", "_site"),
+                os.path.join("python", "firstassert", "values", "_site"))
 
 
 def worker(model_name, steps, count_launches=False):
@@ -71,7 +77,18 @@ def worker(model_name, steps, count_launches=False):
         torch.cuda.synchronize()
         if step >= WARMUP_STEPS:
             times.append(time.perf_counter() - start)
-    print(json.dumps({"step_times": times}))
+    values = sys.modules.get("firstassert.values")
+    print(json.dumps({"step_times": times, "values": values.mode() if values else "off"}))
+
+
+def values_site(shim):
+    """The directory of firstassert's sitecustomize.py for the shim (what `firstassert run --values=MODE` puts first
+    on PYTHONPATH), or None."""
+    for relative in VALUES_SITES:
+        site = os.path.normpath(os.path.join(os.path.dirname(shim), relative))
+        if os.path.isfile(os.path.join(site, "sitecustomize.py")):
+            return site
+    return None
 
 
 RECORDING = "firstassert: recording launches through "  # what the shim says at FIRSTASSERT_LOG=info once it records
@@ -85,6 +102,13 @@ def measure(model_name, shim, env_extra, steps):
     env.update(env_extra)
     if shim:
         env["FIRSTASSERT_LOG"] = "info"
+    wanted = env_extra.get("FIRSTASSERT_VALUES", "off")
+    if wanted != "off":
+        site = values_site(shim)
+        if site is None:
+            raise RuntimeError(f"no firstassert sitecustomize.py beside {shim} ({', '.join(VALUES_SITES)}) to turn "
+                               f"FIRSTASSERT_VALUES={wanted} on with")
+        env["PYTHONPATH"] = site + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     completed = subprocess.run([sys.executable, __file__, "--worker", model_name, "--steps", str(steps)],
                                env=env, capture_output=True, text=True)
     if completed.returncode != 0:
@@ -94,7 +118,10 @@ def measure(model_name, shim, env_extra, steps):
     not_recording = ""
     if shim and not any(line.startswith(RECORDING) for line in said):
         not_recording = said[0] if said else "the shim said nothing at FIRSTASSERT_LOG=info"
-    return json.loads(completed.stdout.strip().splitlines()[-1])["step_times"], not_recording
+    result = json.loads(completed.stdout.strip().splitlines()[-1])
+    if result.get("values", "off") != wanted and not not_recording:
+        not_recording = f"the job's values mode was {result.get('values')}, not {wanted}"
+    return result["step_times"], not_recording
 
 
 OWN = ("libfirstassert", "libunwind")
@@ -197,9 +224,12 @@ def main():
                     not_recording.setdefault(name, why)
         medians = {name: statistics.median(values) for name, values in samples.items()}
         print(f"\n{model_name}")
-        print(f"  {'configuration':<36} {'median step ms':>15} {'ratio':>7}")
+        print(f"  {'configuration':<40} {'median step ms':>15} {'ratio':>7}")
         for name, value in medians.items():
-            print(f"  {name:<36} {value * 1e3:>15.3f} {value / medians['baseline']:>7.2f}")
+            print(f"  {name:<40} {value * 1e3:>15.3f} {value / medians['baseline']:>7.2f}")
+        defaults = medians["firstassert (defaults)"] / medians["baseline"]
+        print(f"  defaults: {defaults:.3f} x bare (goal <= {DEFAULTS_GOAL}: "
+              f"{'met' if defaults <= DEFAULTS_GOAL else 'MISSED'})")
         for name, why in not_recording.items():
             print(f"  NOT RECORDING in '{name}' (so its time is not firstassert's cost): {why}")
     # The launch path's own work as instructions, which repeat, after the times: where valgrind is installed and
