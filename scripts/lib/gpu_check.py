@@ -22,7 +22,7 @@ import gpu_check_schedule as schedule
 import gpu_check_shim as shim_files
 import gpu_check_table as table
 import gpu_check_traces as traces
-from gpu_check_judge import Row, judge
+from gpu_check_judge import Row, judge, marker_of
 from gpu_check_run import STOPPING, Outcome, environment, run, stop_all
 
 PREFLIGHT_TIMEOUT = 120
@@ -86,18 +86,25 @@ def torch_error():
 
 
 def list_matrix():
-    lines = ["cases (tests/gpu):"]
+    lines = ["cases (tests/gpu; then the torch suite's jobs, tests/torch/jobs):"]
+    name_width = max(len(case.name) for case in table.CASES)
+    program_width = max(len(case.program) for case in table.CASES)
     for case in table.CASES:
-        marker = "CAPTURED_OP" if case.graph else "FAILING_OP"
+        marker = f"`{marker_of(case)}`"
         frame = f"; Python frame at its {marker} line" if case.python and not case.healthy else ""
+        if case.summary:
+            frame += ", which the shim's summary names"
         if case.notebook:
             frame = f"; shown in its failing cell at the cell's {marker} line"
+        condition = f" ({' or '.join(case.condition)})" if case.condition else ""
+        confidence = f"; confidence {' or '.join(case.confidence)}" if case.confidence else ""
         profile = ("; its profile holds kernels; CUPTI handed over (interpose) in the CUPTI modes"
                    if case.profiled else "")
         graph = "; its graph node named, exact in every mode" if case.graph else ""
-        cells = (f"; {NOTEBOOK_ORDER.get(case.args[0], case.args[0])}; modes {', '.join(case.modes)}"
-                 if case.notebook else "")
-        lines.append(f"  {case.name:<14} {case.program:<18} expects {case.shows}{frame}{profile}{graph}{cells}")
+        cells = f"; {NOTEBOOK_ORDER.get(case.args[0], case.args[0])}" if case.notebook else ""
+        modes = f"; modes {', '.join(case.modes)}" if case.modes else ""
+        lines.append(f"  {case.name:<{name_width}} {case.program:<{program_width}} expects {case.shows}{condition}"
+                     f"{confidence}{frame}{profile}{graph}{cells}{modes}")
     lines.append("modes:")
     for mode in table.MODES:
         settings = " ".join(f"{k}={v}" for k, v in mode.env.items()) or ("no shim" if not mode.shim else "defaults")
@@ -254,10 +261,10 @@ def main(argv=None, cases_table=table.CASES, modes_table=table.MODES, python_err
 
     # Set-up, all at once: the first look at the machine (under the shim), and the nvcc builds.
     to_build = {c.slug: c for c in cases if not c.python}
-    to_build.update({c.slug: c for c in table.PROBE_PROGRAMS.values()})
     if not args.no_schedule and not schedule_step.program:
         to_build[schedule.PROGRAM.slug] = schedule.PROGRAM
     if not args.no_probes:
+        to_build.update({c.slug: c for c in table.PROBE_PROGRAMS.values()})
         to_build.update({c.slug: c for c in traces.traced_builds().values()})
     tracer = traces.find_tracer(args.shim)
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:

@@ -23,6 +23,12 @@ the Python frames: `%load_ext firstassert` said it is on (check "load"); the fai
 with the expected kernel, launched at the cell's `# FAILING_OP` line in the cell's terms (`Cell In[3], line 1`), and
 the device's assertion (check "cell"); the cell after it said its error is secondary and named the failing cell
 (check "secondary_cell"). Without the shim no cell may show a firstassert line (check "cells").
+
+A case may ask more of its culprit (the torch suite's jobs do): its device assertion's condition (check
+"condition"), a confidence its evidence allows, within the mode's (Case.confidence_in; check "confidence"), and the
+shim's summary on stderr naming its marked line, `job.py:L in` (check "summary"; a graph node's, with where it was
+captured from). A job that lets its error go uncaught ends as Python does (exit 1), its traceback on stderr saying
+device-side assert.
 """
 import json
 import os
@@ -122,9 +128,24 @@ def python_frame(culprit, source, marker=gpucase.FAILING_OP):
     return f"{os.path.basename(str(shown.get('file', '?')))}:{shown.get('line', '?')} (not {line})", False
 
 
-def saw_assert(outcome):
-    """The job printed that it caught the device-side assert (its own words, whatever its exit status)."""
+def saw_assert(case, outcome):
+    """The job saw its device-side assert: a case program printed that it caught it (its own words, whatever its exit
+    status); a job that lets the error go uncaught shows it in its traceback, on stderr."""
+    if case.uncaught:
+        return gpucase.ASSERT_TEXT in without_firstassert_lines(outcome.stderr)
     return any(gpucase.ASSERT_TEXT in line for line in outcome.lines("gpu-check: caught"))
+
+
+def assert_exit(case):
+    """The exit status of a run that met its assert: a case program's own (gpucase), or Python's for an uncaught
+    error."""
+    return gpucase.EXIT_UNCAUGHT if case.uncaught else gpucase.EXIT_ASSERT
+
+
+def marker_of(case):
+    """What ends the case's line that the culprit's Python frames must name: a graph's capture line, where the
+    case does not say."""
+    return case.marker or (gpucase.CAPTURED_OP if case.graph else gpucase.FAILING_OP)
 
 
 def skip_reason(outcome):
@@ -160,7 +181,7 @@ def judge(case, mode, outcome, bare=None):
     if case.healthy:
         judge_healthy(row, mode, outcome, bare, check)
     elif not mode.shim:
-        check("exit", outcome.returncode == gpucase.EXIT_ASSERT and saw_assert(outcome),
+        check("exit", outcome.returncode == assert_exit(case) and saw_assert(case, outcome),
               "the case did not end with its assert: " + describe_end(outcome))
         check("report", not outcome.reports, "a report without the shim: " + ", ".join(outcome.reports))
         if case.notebook:
@@ -169,7 +190,7 @@ def judge(case, mode, outcome, bare=None):
     else:
         judge_failing(row, case, mode, outcome, bare, check)
     if case.profiled:
-        judge_profile(row, outcome, check)
+        judge_profile(row, case, outcome, check)
     row.result = "FAIL" if row.failed else "PASS"
     if row.failed:
         row.notes += [f"stderr: {line}" for line in firstassert_lines(outcome)]
@@ -183,20 +204,21 @@ def describe_end(outcome):
     return f"{outcome.ended}" + (f"; it said: {said[0]}" if said else "; it never reached its error handling")
 
 
-def profiler_kernels(outcome):
-    """The number of kernel events the case said its profile held, or None when it said none."""
-    for line in outcome.lines(gpucase.PROFILER_KERNELS):
+def profiler_kernels(outcome, prefix=gpucase.PROFILER_KERNELS):
+    """The number of kernel events the case said its profile held, on its line that starts with prefix, or None when
+    it said none."""
+    for line in outcome.lines(prefix):
         try:
-            return int(line[len(gpucase.PROFILER_KERNELS):].strip())
+            return int(line[len(prefix):].strip())
         except ValueError:
             continue
     return None
 
 
-def judge_profile(row, outcome, check):
+def judge_profile(row, case, outcome, check):
     """The profile the case took around healthy kernels held some: then torch.profiler records CUDA kernels in this
     mode (without the shim: at all)."""
-    kernels = profiler_kernels(outcome)
+    kernels = profiler_kernels(outcome, case.profile_line or gpucase.PROFILER_KERNELS)
     if kernels is None:
         failed = outcome.lines(gpucase.PROFILER_FAILED)
         check("profiler", False, ("the profiler failed: " + failed[0][len(gpucase.PROFILER_FAILED):]) if failed else
@@ -239,7 +261,7 @@ def first_difference(text, reference):
 
 def judge_failing(row, case, mode, outcome, bare, check):
     same_as_bare = bare is not None and not bare.not_run and outcome.returncode == bare.returncode
-    check("exit", saw_assert(outcome) and (outcome.returncode == gpucase.EXIT_ASSERT or same_as_bare),
+    check("exit", saw_assert(case, outcome) and (outcome.returncode == assert_exit(case) or same_as_bare),
           "the job did not end as without the shim: " + describe_end(outcome) +
           (f" (without the shim: {bare.ended})" if bare is not None else ""))
     report = outcome.report
@@ -255,6 +277,8 @@ def judge_failing(row, case, mode, outcome, bare, check):
     tool = report.get("tool") if isinstance(report.get("tool"), dict) else {}
     row.backend = str(tool.get("backend", "-"))
     backend, handed_over = case.tool_in(mode)
+    if case.may_keep_cupti and handed_over and tool.get("cupti_handed_over") is False:
+        backend, handed_over = mode.backend, False  # its profiler never subscribed: the shim kept CUPTI
     secondary = report.get("secondary") if isinstance(report.get("secondary"), dict) else {}
     row.secondary = str(secondary.get("count", "?")) + ("" if report.get("final") else " (not final)")
 
@@ -266,7 +290,8 @@ def judge_failing(row, case, mode, outcome, bare, check):
     confidence = case.confidence_in(mode)
     check("confidence", row.confidence in confidence,
           f"confidence {row.confidence} ({(culprit or {}).get('reason', '')}); this mode allows "
-          f"{' or '.join(confidence)}" + (" for a graph node" if case.graph else ""))
+          f"{' or '.join(confidence)}" + (" for a graph node" if case.graph else "") +
+          (f" for this case ({case.why})" if case.confidence else ""))
     check("backend", row.backend == backend, f"recorded by {row.backend}, not {backend}" +
           (" (a profiler subscribed to CUPTI after the shim)" if backend != mode.backend else ""))
     if handed_over is not None:
@@ -276,22 +301,41 @@ def judge_failing(row, case, mode, outcome, bare, check):
               ("this mode records through CUPTI, which the shim hands over when the profiler subscribes" if handed_over
                else "in this mode firstassert never held CUPTI") + ")")
     check("message", bool(report.get("device_messages")), "no device assertion line was read from stderr")
+    if case.condition:
+        message = (culprit or {}).get("device_message")
+        condition = str((message if isinstance(message, dict) else {}).get("condition") or "")
+        check("condition", any(wanted in condition for wanted in case.condition),
+              f"the culprit's device assertion condition is {condition!r}" + ("" if condition else " (none matched)") +
+              f"; expected one holding {' or '.join(repr(c) for c in case.condition)}")
     if case.notebook:
         judge_cells(row, case, outcome, check)
     elif case.python:
         # A graph node's frames are those of its capture: the replay launched the whole graph, and the capture line
         # is the op whose input was bad.
-        marker = gpucase.CAPTURED_OP if case.graph else gpucase.FAILING_OP
+        marker = marker_of(case)
         row.python_frame, ok = python_frame(culprit, case.source, marker)
         check("python", ok, f"the culprit's Python frames do not name {os.path.basename(case.source)}:"
                             f"{failing_line(case.source, marker)} ({len((culprit or {}).get('python_stack') or [])} "
                             f"frames)")
+        if case.summary:
+            judge_summary(case, outcome, check)
     else:
         row.python_frame = "n/a"
     if case.graph:
         judge_graph_node(case, culprit or {}, check)
     if outcome.returncode is not None and outcome.returncode >= 0:
         check("final", bool(report.get("final")), "the report was not rewritten at exit")
+
+
+def judge_summary(case, outcome, check):
+    """The shim's summary on stderr, what a user reads first, names the case's own marked line (`job.py:L in f`),
+    not a line of torch; a graph node's, the line that captured it."""
+    line = failing_line(case.source, marker_of(case))
+    where = f"{os.path.basename(case.source)}:{line} in"
+    said = outcome.lines("firstassert: ", "stderr")
+    check("summary", where in outcome.stderr and (not case.graph or "captured from" in outcome.stderr),
+          f"stderr does not name {where}" + (" as where the node was captured from" if case.graph else "") +
+          (f"; the shim's first line: {said[0]}" if said else "; the shim said nothing"))
 
 
 def notebook_cells(outcome):
@@ -351,7 +395,8 @@ def judge_graph_node(case, culprit, check):
     """The culprit is the node of the replayed graph that asserted. A replay stops at its failing node, so it is the
     first node that runs the expected kernel (the case captures one), and the graph breadcrumbs must say: the nodes
     before it completed, it and the nodes after it (which wait for it) did not. Those after it also show that the
-    breadcrumbs were reset before this replay: the healthy replays before it had set every one."""
+    breadcrumbs were reset before this replay: the healthy replays before it had set every one (a job whose asserting
+    kernel is the graph's last, Case.captures_after false, cannot show that)."""
     nodes = culprit.get("graph_nodes")
     listed = (isinstance(nodes, list) and bool(nodes) and all(isinstance(n, dict) for n in nodes) and
               [n.get("node") for n in nodes] == list(range(1, len(nodes) + 1)))
@@ -377,8 +422,9 @@ def judge_graph_node(case, culprit, check):
                         f"{matched_alternative(nodes[first - 1], case.expect)}")
     else:
         named = nodes[number - 1]
-        if not 1 < number < len(nodes):
-            problems.append(f"node {number} of {len(nodes)}: the case must capture kernels before and after it")
+        if number == 1 or (case.captures_after and number == len(nodes)):
+            problems.append(f"node {number} of {len(nodes)}: the case must capture kernels before " +
+                            ("and after it" if case.captures_after else "it"))
         states = [n.get("state") for n in nodes]
         wanted = ["completed"] * (number - 1) + ["not completed"] * (len(nodes) - number + 1)
         if states != wanted:
@@ -389,7 +435,7 @@ def judge_graph_node(case, culprit, check):
         if launch != {key: named.get(key) for key in launch}:
             problems.append(f"the culprit's launch configuration {json.dumps(launch)} is not node {number}'s")
     check("node", not problems, "; ".join(problems))
-    line = failing_line(case.source, gpucase.CAPTURED_OP)
+    line = failing_line(case.source, marker_of(case))
     check("captured_at", names_line(node.get("captured_at"), case.source, line),
           f"graph_node.captured_at is {json.dumps(node.get('captured_at'))}, not "
-          f"{os.path.basename(case.source)}:{line} (its {gpucase.CAPTURED_OP} line)")
+          f"{os.path.basename(case.source)}:{line} (its {marker_of(case)} line)")

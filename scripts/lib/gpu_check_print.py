@@ -2,7 +2,7 @@
 the probes' sections."""
 
 COLUMNS = (  # heading, Row attribute, widest it may be
-    ("case", "case", 14),
+    ("case", "case", 27),  # the longest name of the table's
     ("mode", "mode", 10),
     ("expected culprit", "expected", 50),
     ("reported culprit", "reported", 56),

@@ -21,6 +21,7 @@ EXIT_NO_ERROR = 0      # the failing op ran and nothing failed: the case did not
 EXIT_ASSERT = 3        # the job saw "device-side assert triggered": how a failing case should end
 EXIT_OTHER_ERROR = 4   # the job saw an error, but not the device-side assert
 EXIT_SKIP = 5          # something the case needs is not here (Triton, a usable CUDA device); the reason is printed
+EXIT_UNCAUGHT = 1      # Python's, when a job lets its error go uncaught (the torch suite's jobs, run as they are)
 
 MARKER = "gpu-check: the failing op is next"
 FAILING_OP = "# FAILING_OP"  # marks the case file's line the report should name
