@@ -44,9 +44,10 @@ import gpu_check_traces  # noqa: E402
 import gpucase  # noqa: E402
 import notebook_case  # noqa: E402
 import skip_aware  # noqa: E402
-from gpu_check_judge import failing_line, judge  # noqa: E402
+from gpu_check_judge import failing_line, judge, marker_of  # noqa: E402
 from gpu_check_run import Outcome, environment, run  # noqa: E402
-from gpu_check_table import CASES, MODES, NOTEBOOK_MODES, PROBE_PROGRAMS, Case, Mode  # noqa: E402
+from gpu_check_table import (CASE_DIR, CASES, MODES, NOTEBOOK_MODES, PROBE_PROGRAMS, TORCH_JOBS, Case,  # noqa: E402
+                             Mode)
 
 SHIM = SIM_DIR = NVCC = None
 MODE = {mode.name: mode for mode in MODES}
@@ -248,10 +249,11 @@ class CasePrograms(unittest.TestCase):
                     self.assertIn("// FAILING_OP", text)
                     continue
                 compile(text, case.source, "exec")
-                marked = failing_line(case.source)
+                marked = failing_line(case.source, marker_of(case))
                 self.assertEqual(marked == 0, case.healthy, "a failing case marks its failing op, the healthy none")
-                captured = failing_line(case.source, gpucase.CAPTURED_OP)
-                self.assertEqual(captured != 0, case.graph, "a graph case marks the op it captured, no other case")
+                if case.directory == CASE_DIR:
+                    captured = failing_line(case.source, gpucase.CAPTURED_OP)
+                    self.assertEqual(captured != 0, case.graph, "a graph case marks the op it captured, no other case")
 
     def test_every_nvcc_program_builds_for_the_gpu(self):
         # As scripts/gpu-check builds them on the GPU machine (the device code for sm_90 too; nothing runs here),
@@ -549,6 +551,135 @@ class Checks(unittest.TestCase):
         self.assertEqual(self.verdict(self.case, MODE["default"], Outcome(not_run="no nvcc")), "SKIP: no nvcc")
         said = Outcome(returncode=gpucase.EXIT_SKIP, stdout="gpu-check: skip: Triton cannot be imported\n")
         self.assertEqual(self.verdict(self.case, MODE["default"], said), "SKIP: Triton cannot be imported")
+
+
+def job_kernel(name):
+    return {"kernel": f"void at::native::{name}<float>(float*, long)", "mangled": "", "grid": [1, 1, 1],
+            "block": [32, 1, 1], "shared_mem": 0}
+
+
+def job_outcome(case, mode, change=None):
+    """A run of a torch suite's job as the judge sees it, built from the case: the job's uncaught traceback, the
+    shim's summary naming its marked line, and a report whose culprit runs the case's first kernel, with its first
+    condition and confidence, launched at that line (a graph job's: its last node, captured there); then
+    change(report) applied. Bare: the traceback alone."""
+    line = failing_line(case.source, marker_of(case))
+    where = f"{case.source}:{line} in <module> (Python)"
+    stdout = f"{case.profile_line or gpucase.PROFILER_KERNELS} 17\n" if case.profiled else ""
+    traceback = ("Traceback (most recent call last):\n  File \"job.py\", line 30, in <module>\n"
+                 "torch.AcceleratorError: CUDA error: device-side assert triggered\n")
+    if not mode.shim:
+        return Outcome(argv=[case.source], returncode=1, stdout=stdout, stderr=traceback)
+    culprit = dict(job_kernel(case.expect[0]), confidence=case.confidence[0], reason="breadcrumbs", api="cudaLaunchKernel",
+                   python_stack=[{"file": case.source, "function": "<module>", "line": line}],
+                   device_message={"condition": case.condition[0]})
+    summary = f"firstassert: launched from {where}\n"
+    if case.graph:
+        nodes = [dict(job_kernel(name), node=number, state="completed" if number < 3 else "not completed",
+                      captured_at=f"{os.path.basename(case.source)}:{line}")
+                 for number, name in enumerate(("gemm", "softmax", case.expect[0]), 1)]
+        culprit.update(nodes[-1], graph=True, api="cudaGraphLaunch", graph_nodes=nodes,
+                       graph_node={key: nodes[-1][key] for key in ("node", "state", "captured_at")} | {"nodes": 3})
+        summary = f"firstassert: captured from {where}\n"
+    backend, handed_over = case.tool_in(mode)
+    report = {"schema": "firstassert/1", "first_error": {"code": 710, "name": "cudaErrorAssert"}, "culprit": culprit,
+              "tool": {"backend": backend, "cupti_handed_over": bool(handed_over)}, "secondary": {"count": 2},
+              "final": True, "device_messages": [culprit["device_message"]]}
+    if change:
+        change(report)
+    return Outcome(argv=[case.source], returncode=1, stdout=stdout, stderr=summary + traceback,
+                   reports=["firstassert-1.json"], report=report)
+
+
+class TorchJobs(unittest.TestCase):
+    """The torch suite's jobs as cases (gpu_check_table.TORCH_JOBS), judged on outcomes built from each case (the
+    torch suite's own run of two of them through gpu-check is tests/torch/gpu_check_jobs_test.py)."""
+    FAILING = [case for case in TORCH_JOBS if not case.healthy]
+    JOB = {case.name: case for case in TORCH_JOBS}
+
+    def verdict(self, case, change=None, mode="default", **outcome):
+        built = dataclasses.replace(job_outcome(case, MODE[mode], change), **outcome)
+        return judge(case, MODE[mode], built, job_outcome(case, MODE["bare"])).verdict
+
+    def test_each_job_runs_from_the_torch_suite_in_bare_and_default(self):
+        self.assertTrue({"mlp_bad_label", "token_model_side_stream", "graph_replay_bad_label", "profiler_mid_job",
+                         "healthy_job"} <= set(self.JOB))
+        for case in TORCH_JOBS:
+            with self.subTest(case=case.name):
+                self.assertEqual(os.path.dirname(case.source), os.path.join(REPO, "tests", "torch", "jobs"))
+                self.assertEqual([mode.name for mode in MODES if case.runs_in(mode)], ["bare", "default"])
+
+    def test_each_job_passes_with_its_kernel_at_its_marked_line(self):
+        for case in self.FAILING:
+            for mode in ("bare", "default"):
+                with self.subTest(case=case.name, mode=mode):
+                    self.assertEqual(self.verdict(case, mode=mode), "PASS")
+
+    def test_every_mode_of_a_job_allows_a_confidence(self):
+        for case in CASES:
+            for mode in MODES:
+                if case.runs_in(mode) and mode.shim and not case.healthy:
+                    with self.subTest(case=case.name, mode=mode.name):
+                        self.assertTrue(case.confidence_in(mode))
+
+    def test_another_kernel_fails(self):
+        def gemm(report):
+            report["culprit"].update(job_kernel("gemm_kernel"))
+        for case in self.FAILING:
+            with self.subTest(case=case.name):
+                self.assertTrue(self.verdict(case, gemm).startswith("FAIL: culprit"))
+
+    def test_the_marked_line_missing_from_the_frames_or_the_summary_fails(self):
+        def torch_frames(report):
+            report["culprit"]["python_stack"] = [{"file": "/site-packages/torch/nn/functional.py", "line": 3000}]
+        for case in self.FAILING:
+            with self.subTest(case=case.name):
+                self.assertEqual(self.verdict(case, torch_frames), "FAIL: python")
+                self.assertEqual(self.verdict(case, stderr="torch.AcceleratorError: device-side assert triggered\n"),
+                                 "FAIL: summary")
+
+    def test_a_confidence_its_evidence_does_not_allow_fails(self):
+        def likely(report):
+            report["culprit"]["confidence"] = "likely"
+        self.assertEqual(self.verdict(self.JOB["mlp_bad_label"], likely), "FAIL: confidence")
+        self.assertEqual(self.verdict(self.JOB["graph_replay_bad_label"], likely), "FAIL: confidence")
+        # The side stream's matmuls may all have completed on a GPU, or not: either is the gather's, named.
+        self.assertEqual(self.verdict(self.JOB["token_model_side_stream"], likely), "PASS")
+
+    def test_another_condition_fails(self):
+        def other(report):
+            report["culprit"]["device_message"] = {"condition": "srcIndex < srcSelectDimSize"}
+        self.assertEqual(self.verdict(self.JOB["token_model_side_stream"], other), "FAIL: condition")
+
+    def test_a_job_that_did_not_meet_its_assert_fails_on_its_exit(self):
+        for mode in ("bare", "default"):
+            with self.subTest(mode=mode):
+                verdict = self.verdict(self.JOB["mlp_bad_label"], mode=mode, stderr="ValueError: bad shape\n")
+                self.assertTrue(verdict.startswith("FAIL: exit"), verdict)
+
+    def test_the_profiled_job_needs_kernels_in_its_profile_and_a_hand_over_that_fits_its_backend(self):
+        case = self.JOB["profiler_mid_job"]
+        self.assertEqual(self.verdict(case, stdout=""), "FAIL: profiler")
+
+        def kept(report):  # the profiler never subscribed, as on the simulator: the shim kept CUPTI
+            report["tool"] = {"backend": "cupti", "cupti_handed_over": False}
+
+        def half(report):  # handed over, yet still recording through CUPTI
+            report["tool"] = {"backend": "cupti", "cupti_handed_over": True}
+        self.assertEqual(self.verdict(case, kept), "PASS")
+        self.assertEqual(self.verdict(case, half), "FAIL: backend")
+
+    def test_the_graph_job_names_its_last_node_but_not_its_first(self):
+        case = self.JOB["graph_replay_bad_label"]
+
+        def first(report):
+            nodes = report["culprit"]["graph_nodes"]
+            nodes[0].update(job_kernel(case.expect[0]))
+            for node in nodes:
+                node["state"] = "not completed"
+            report["culprit"].update(nodes[0], graph_node={k: nodes[0][k] for k in ("node", "state", "captured_at")} |
+                                     {"nodes": 3})
+        self.assertEqual(self.verdict(case, first), "FAIL: node")
 
 
 def schedule_outcome(oracle, report, reports=1, sync="cudaErrorAssert"):
