@@ -5,8 +5,8 @@ the simulator can be compared with them (tests/gpu/callback_conformance.py).
 Each program runs as gpu-check builds it against the shared CUDA runtime, as the conformance test links it against
 the simulator's. It leaves <out>/callback-traces/<program>.trace and, beside it, <program>.stderr: what the program
 and the driver printed on stderr, bytes as printed (the device's assertion lines among them). Both are meant to be
-copied as they are into tests/gpu/fixtures/callbacks/. A trace that cannot be read is renamed <program>.trace.unreadable,
-so that such a copy never takes it.
+copied as they are into tests/gpu/fixtures/callbacks/. A trace that cannot be read is renamed
+<program>.trace.unreadable, so that such a copy never takes it.
 """
 import os
 import shutil

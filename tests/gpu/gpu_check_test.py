@@ -570,8 +570,8 @@ def job_outcome(case, mode, change=None):
                  "torch.AcceleratorError: CUDA error: device-side assert triggered\n")
     if not mode.shim:
         return Outcome(argv=[case.source], returncode=1, stdout=stdout, stderr=traceback)
-    culprit = dict(job_kernel(case.expect[0]), confidence=case.confidence[0], reason="breadcrumbs", api="cudaLaunchKernel",
-                   python_stack=[{"file": case.source, "function": "<module>", "line": line}],
+    culprit = dict(job_kernel(case.expect[0]), confidence=case.confidence[0], reason="breadcrumbs",
+                   api="cudaLaunchKernel", python_stack=[{"file": case.source, "function": "<module>", "line": line}],
                    device_message={"condition": case.condition[0]})
     summary = f"firstassert: launched from {where}\n"
     if case.graph:
