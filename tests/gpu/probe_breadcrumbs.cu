@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "probe_support.h"
+
 namespace {
 
 using StreamWriteValue64Fn = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
@@ -32,12 +34,7 @@ __global__ void probe_spin_kernel(long long cycles) {
 __global__ void probe_assert_kernel(int bad_thread) { assert(static_cast<int>(threadIdx.x) != bad_thread); }
 
 int main() {
-  int devices = 0;
-  cudaError_t e = cudaGetDeviceCount(&devices);
-  if (e != cudaSuccess || devices == 0) {
-    std::printf("probe: no usable CUDA device (%s)\n", cudaGetErrorName(e));
-    return 5;
-  }
+  if (!have_device()) return kNoDevice;
   cudaFree(nullptr);
   void* libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   StreamWriteValue64Fn write_value = nullptr;
@@ -81,7 +78,7 @@ int main() {
   int write3 = crumb(failing, failing_slot, 3);
   probe_spin_kernel<<<1, 1, 0, failing>>>(kSpinCycles);
   int write4 = crumb(failing, failing_slot, 4);
-  e = cudaStreamSynchronize(failing);
+  cudaError_t e = cudaStreamSynchronize(failing);
   uint64_t after_sync = slots[0];
   int write_after_fault = crumb(failing, failing_slot, 99);
   usleep(100000);

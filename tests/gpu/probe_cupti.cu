@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "probe_support.h"
+
 namespace {
 
 // Function pointer types from the real declarations; nothing of CUPTI or the driver is linked.
@@ -224,12 +226,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: probe_cupti LIBCUPTI\n");
     return 2;
   }
-  int devices = 0;
-  cudaError_t e = cudaGetDeviceCount(&devices);
-  if (e != cudaSuccess || devices == 0) {
-    std::printf("probe: no usable CUDA device (%s)\n", cudaGetErrorName(e));
-    return 5;
-  }
+  if (!have_device()) return kNoDevice;
   cudaFree(nullptr);  // the runtime and its context are up: libcuda.so.1 is loaded
   void* cupti = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   void* libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);

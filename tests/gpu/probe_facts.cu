@@ -30,6 +30,8 @@
 #include <string>
 #include <vector>
 
+#include "probe_support.h"
+
 namespace {
 
 struct Driver {
@@ -37,19 +39,6 @@ struct Driver {
   decltype(&cuGraphNodeGetType) graph_node_get_type = nullptr;
   decltype(&cuGetErrorName) get_error_name = nullptr;
 } driver;
-
-template <typename Fn>
-bool fetch(const char* name, Fn& fn) {
-  void* entry = nullptr;
-  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  if (cudaGetDriverEntryPointByVersion(name, &entry, CUDART_VERSION, cudaEnableDefault, &found) != cudaSuccess ||
-      found != cudaDriverEntryPointSuccess || entry == nullptr) {
-    std::printf("probe: the driver has no %s for CUDA %d\n", name, CUDART_VERSION);
-    return false;
-  }
-  fn = reinterpret_cast<Fn>(entry);
-  return true;
-}
 
 std::string driver_result(CUresult r) {
   const char* name = nullptr;
@@ -355,12 +344,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: probe_facts LIBCUPTI\n");
     return 2;
   }
-  int devices = 0;
-  cudaError_t e = cudaGetDeviceCount(&devices);
-  if (e != cudaSuccess || devices == 0) {
-    std::printf("probe: no usable CUDA device (%s)\n", cudaGetErrorName(e));
-    return 5;
-  }
+  if (!have_device()) return kNoDevice;
   cudaFree(nullptr);
   if (!fetch("cuStreamWriteValue64", driver.stream_write_value64) ||
       !fetch("cuGraphNodeGetType", driver.graph_node_get_type) || !fetch("cuGetErrorName", driver.get_error_name))
@@ -368,7 +352,7 @@ int main(int argc, char** argv) {
   volatile uint64_t* slot = nullptr;
   void* device_slot = nullptr;
   cudaStream_t stream = nullptr;
-  e = cudaHostAlloc(const_cast<uint64_t**>(&slot), sizeof(uint64_t), cudaHostAllocMapped);
+  cudaError_t e = cudaHostAlloc(const_cast<uint64_t**>(&slot), sizeof(uint64_t), cudaHostAllocMapped);
   if (e == cudaSuccess) e = cudaHostGetDevicePointer(&device_slot, const_cast<uint64_t*>(slot), 0);
   if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   if (e != cudaSuccess) {

@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "probe_support.h"
+
 namespace {
 
 constexpr int kKernels = 3;
@@ -36,19 +38,6 @@ struct Driver {
   decltype(&cuGraphNodeGetDependencies) graph_node_get_dependencies = nullptr;
   decltype(&cuMemsetD8Async) memset_d8_async = nullptr;
 };
-
-template <typename Fn>
-bool fetch(const char* name, Fn& fn) {
-  void* entry = nullptr;
-  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  if (cudaGetDriverEntryPointByVersion(name, &entry, CUDART_VERSION, cudaEnableDefault, &found) != cudaSuccess ||
-      found != cudaDriverEntryPointSuccess || entry == nullptr) {
-    std::printf("probe: the driver has no %s for CUDA %d\n", name, CUDART_VERSION);
-    return false;
-  }
-  fn = reinterpret_cast<Fn>(entry);
-  return true;
-}
 
 bool fetch_all(Driver& d) {
   return fetch("cuCtxGetCurrent", d.ctx_get_current) && fetch("cuMemHostAlloc", d.mem_host_alloc) &&
@@ -78,12 +67,7 @@ __global__ void probe_node_kernel(int index, const int* fail, long long cycles) 
 }
 
 int main() {
-  int devices = 0;
-  cudaError_t e = cudaGetDeviceCount(&devices);
-  if (e != cudaSuccess || devices == 0) {
-    std::printf("probe: no usable CUDA device (%s)\n", cudaGetErrorName(e));
-    return 5;
-  }
+  if (!have_device()) return kNoDevice;
   cudaFree(nullptr);
   Driver d;
   if (!fetch_all(d)) return 2;
@@ -171,7 +155,7 @@ int main() {
 
   // The replays: the slots reset on the launch stream, then the launch.
   cudaGraphExec_t exec = nullptr;
-  e = cudaGraphInstantiate(&exec, graph, 0);
+  cudaError_t e = cudaGraphInstantiate(&exec, graph, 0);
   step(e == cudaSuccess, "cudaGraphInstantiate");
   if (e != cudaSuccess) {
     std::printf("probe6: answer: no, the graph with its leaf writes does not instantiate (%s)\n", cudaGetErrorName(e));
