@@ -101,21 +101,22 @@ def libc_probe(libcuda, shim, runs_with_reports):
     ]
 
 
-def profiler_run_text(outcome, expect, with_shim):
+def profiler_run_text(outcome, case, with_shim):
+    """One run of profiler_probe.py, which provokes case's assert (it catches it, as a case program does)."""
     if outcome is None or outcome.not_run:
         return "not run" + (": " + outcome.not_run if outcome is not None else "")
     if outcome.returncode == gpucase.EXIT_SKIP:
         return "skipped: " + "; ".join(line[len("gpu-check: skip: "):] for line in outcome.lines("gpu-check: skip: "))
     kernels = outcome.lines(gpucase.PROFILER_KERNELS)
     stop = outcome.lines("gpu-check: profiler stop after the assert: ")
-    parts = [outcome.ended + (" (saw the assert)" if saw_assert(outcome) else " (did NOT see the assert)"),
+    parts = [outcome.ended + (" (saw the assert)" if saw_assert(case, outcome) else " (did NOT see the assert)"),
              f"profiler recorded {kernels[0].rsplit(':', 1)[1].strip() if kernels else '?'} kernels",
              "stop after the assert: " + (stop[0].split(": ", 2)[-1] if stop else "never reached")]
     report = outcome.report
     if isinstance(report, dict):
         culprit = report.get("culprit") if isinstance(report.get("culprit"), dict) else {}
         name = kernel_name(culprit)
-        right = matched_alternative(culprit, expect) is not None
+        right = matched_alternative(culprit, case.expect) is not None
         parts.append(f"report: {name} ({'right' if right else 'WRONG'}), {culprit.get('confidence', '?')}, "
                      f"backend {(report.get('tool') or {}).get('backend', '?')}")
     elif with_shim:
@@ -127,10 +128,11 @@ def profiler_run_text(outcome, expect, with_shim):
     return "; ".join(parts)
 
 
-def profiler_probe(runs, expect):
-    """runs: {(when, with_shim): outcome} for when in early, late."""
+def profiler_probe(runs, case):
+    """runs: {(when, with_shim): outcome} for when in early, late; case: the table's case whose assert the probe
+    provokes (nll_loss)."""
     lines = []
     for when, words in (("early", "profiler started before CUDA"), ("late", "profiler started after CUDA")):
-        lines.append(f"{words}, without the shim: {profiler_run_text(runs.get((when, False)), expect, False)}")
-        lines.append(f"{words}, with the shim:    {profiler_run_text(runs.get((when, True)), expect, True)}")
+        lines.append(f"{words}, without the shim: {profiler_run_text(runs.get((when, False)), case, False)}")
+        lines.append(f"{words}, with the shim:    {profiler_run_text(runs.get((when, True)), case, True)}")
     return lines

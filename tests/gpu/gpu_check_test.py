@@ -591,6 +591,48 @@ def job_outcome(case, mode, change=None):
                    reports=["firstassert-1.json"], report=report)
 
 
+class ProfilerProbe(unittest.TestCase):
+    """Probe 5's lines on given runs of profiler_probe.py: whether each saw nll_loss's assert, how many kernels its
+    profile held, and whether the report blamed the case's kernel."""
+
+    CASE = next(c for c in CASES if c.name == "nll_loss")
+
+    def run_of(self, kernels, culprit=None):
+        stdout = (f"{gpucase.PROFILER_KERNELS}{kernels}\n"
+                  f"gpu-check: caught AcceleratorError: CUDA error: {gpucase.ASSERT_TEXT} triggered\n")
+        report = {"culprit": {"kernel": culprit, "confidence": "exact"}, "tool": {"backend": "interpose"}} \
+            if culprit else None
+        return Outcome(argv=["profiler_probe.py"], returncode=gpucase.EXIT_ASSERT, stdout=stdout, report=report)
+
+    def test_each_run_says_what_it_saw_and_whether_the_report_blamed_the_case_kernel(self):
+        right = self.CASE.expect[0]
+        runs = {("early", False): self.run_of(12),
+                ("early", True): self.run_of(7, f"void at::native::{right}<float, long>(float*)"),
+                ("late", False): Outcome(not_run="the time budget (--budget) was spent"),
+                ("late", True): self.run_of(0, "void at::native::softmax_warp_forward<float>(float*)")}
+        lines = probes.profiler_probe(runs, self.CASE)
+        self.assertEqual(len(lines), 4, lines)
+        self.assertIn("exit 3 (saw the assert); profiler recorded 12 kernels", lines[0])
+        self.assertIn("profiler recorded 7 kernels", lines[1])
+        self.assertIn("(right), exact, backend interpose", lines[1])
+        self.assertIn("not run: the time budget (--budget) was spent", lines[2])
+        self.assertIn("(WRONG)", lines[3])
+
+    def test_a_probe_that_cannot_be_put_together_costs_no_other_probe_its_answer(self):
+        with unittest.mock.patch.object(probes, "profiler_probe", side_effect=RuntimeError("no such run")):
+            lines = gpu_check.probe_sections({}, [], CASES, {}, "/nonexistent/libfirstassert.so")
+        titles = [line for line in lines if line[:1].isdigit()]
+        self.assertEqual([title.split(".", 1)[0] for title in titles], [str(n) for n in range(1, 10)], lines)
+        fifth = lines.index(next(t for t in titles if t.startswith("5.")))
+        self.assertEqual(lines[fifth + 1], "    not put together (RuntimeError: no such run); the runs are under "
+                                           "--out/runs/")
+
+    def test_a_run_that_did_not_see_the_assert_says_so(self):
+        run = Outcome(argv=["profiler_probe.py"], returncode=gpucase.EXIT_NO_ERROR, stdout="gpu-check: no error\n")
+        line = probes.profiler_probe({("early", False): run}, self.CASE)[0]
+        self.assertIn("exit 0 (did NOT see the assert)", line)
+
+
 class TorchJobs(unittest.TestCase):
     """The torch suite's jobs as cases (gpu_check_table.TORCH_JOBS), judged on outcomes built from each case (the
     torch suite's own run of two of them through gpu-check is tests/torch/gpu_check_jobs_test.py)."""
