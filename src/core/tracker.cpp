@@ -57,6 +57,26 @@ void Tracker::raise_mark(std::vector<StreamMark>& marks, uint64_t key, uintptr_t
                    upto});
 }
 
+// A stream sync proves its own stream complete; the context's mark (every launch of it numbered below this completed)
+// then moves on past each launch of the context the ring shows proven, in launch order, up to the first that is not.
+// Where every launch is followed by a sync of its stream (FIRSTASSERT_SYNC=all, or a job that syncs each stream it
+// uses), the mark keeps up with the launches, and launches the ring later drops stay known complete: a fault's
+// first unfinished launch is then never "dropped" for want of what happened between its stream's launches. Each launch
+// is passed once, so the work is bounded by the launches made; a mark held back costs one look per sync.
+void Tracker::advance_context_mark_locked(uintptr_t context, uint64_t upto) {
+  uint64_t from = 0;
+  for (const StreamMark& m : context_marks_) {
+    if (m.key == context) from = std::max(from, m.completed_before);
+  }
+  uint64_t seq = from;
+  LaunchRecord r;
+  for (; seq < upto; ++seq) {
+    // A launch the ring no longer holds (or another thread still writes) cannot be shown proven.
+    if (!ring_.find(seq, r) || (of_context(r, context) && !proven_locked(r))) break;
+  }
+  if (seq > from) raise_mark(context_marks_, context, 0, seq);
+}
+
 // A stream mark of a default stream proves only launches of the same context.
 bool Tracker::proven_complete(const std::vector<StreamMark>& marks, const LaunchRecord& r) {
   uint64_t key = stream_key(r.stream, r.per_thread_default_stream, r.thread);
@@ -277,6 +297,7 @@ __attribute__((always_inline)) inline void Tracker::record_success(const ApiCall
     case CallKind::query_stream:
     case CallKind::blocking_copy:
       raise_mark(stream_marks_, key, call.context, upto);
+      advance_context_mark_locked(call.context, upto);
       break;
     case CallKind::begin_capture:
       set_capturing_locked(key, true);

@@ -196,6 +196,7 @@ class Tracker {
     uint64_t completed_before;  // launches on the stream with seq below this have completed
   };
   void raise_mark(std::vector<StreamMark>& marks, uint64_t key, uintptr_t context, uint64_t upto);
+  void advance_context_mark_locked(uintptr_t context, uint64_t upto);
   static bool proven_complete(const std::vector<StreamMark>& marks, const LaunchRecord& r);
   static bool proven_by_context(const std::vector<StreamMark>& marks, const LaunchRecord& r);
   bool proven_locked(const LaunchRecord& r) const;

@@ -131,6 +131,24 @@ TEST_P(Schedules, EveryClaimIsTheAssertingLaunchAndEveryWindowHoldsIt) {
   std::printf(" (windows too long to check: %d)\n", unverified);
 }
 
+// With FIRSTASSERT_SYNC=all and one launching thread every launch before the failing one was proven complete by its
+// own stream's sync, however long ago the ring dropped it: after the ring (4,096 launches) wrapped, the answer is
+// still exact, also when the failing stream's previous launch is thousands of launches back.
+TEST(ScheduleAfterTheRingWrapped, ForcedSyncsStayExact) {
+  for (uint64_t seed : {4, 7, 12}) {
+    SCOPED_TRACE("seed " + std::to_string(seed) + " (replay: schedule_job " + std::to_string(seed) + " 6000)");
+    e2e::TempDir dir;
+    std::map<std::string, std::string> env = {{"FIRSTASSERT_SYNC", "all"}, {"LD_PRELOAD", FIRSTASSERT_SHIM}};
+    e2e::Outcome o = e2e::run_in(dir, {SCHEDULE_JOB, std::to_string(seed), "6000"}, env);
+    Asserting a = asserting_of(o.run.out);
+    ASSERT_EQ(a.threads, 1) << "a plan of one launching thread: " << o.run.out;
+    ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+    EXPECT_GT(o.report["launches_recorded"].get<uint64_t>(), 4096u) << "the ring wrapped";
+    EXPECT_EQ(o.report["decision"]["confidence"], "exact") << o.report["decision"]["reason"];
+    EXPECT_TRUE(is_it(o.report["culprit"], a)) << o.report["culprit"];
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, Schedules, ::testing::ValuesIn(kModes),
                          [](const ::testing::TestParamInfo<Mode>& info) { return std::string(info.param.name); });
 
