@@ -32,6 +32,7 @@ sys.path.insert(0, os.path.join(REPO, "scripts", "lib"))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "support"))
 
+import callback_conformance  # noqa: E402  (its build: an nvcc program linked against the simulator's runtime)
 import callback_trace  # noqa: E402
 import elf_symbols  # noqa: E402
 import gpu_check  # noqa: E402
@@ -852,7 +853,7 @@ class ScheduleOnSimulator(unittest.TestCase):
             raise unittest.SkipTest(f"no nvcc at {NVCC} (meson's cuda-root)")
         cls.out = tempfile.mkdtemp(prefix="gpu-check-schedule-")
         cls.program = os.path.join(cls.out, "schedule_property")
-        why = build_for_simulator(schedule.PROGRAM.source, cls.program)
+        why = callback_conformance.build(NVCC, schedule.PROGRAM.source, cls.program, SIM_DIR)
         if why:
             raise AssertionError(why)
         step = schedule.Step(seeds=cls.SEEDS, program=cls.program)
@@ -895,19 +896,6 @@ class ScheduleOnSimulator(unittest.TestCase):
                     streams = int(re.search(r"^plan: streams (\d+)", done.stdout, re.M).group(1))
                     self.assertEqual(streams == 1, one, done.stdout)
                     self.assertTrue(seed.what.startswith(f"{streams} stream"), (seed.what, streams))
-
-
-def build_for_simulator(source, output):
-    """source built by nvcc and linked against the simulator's runtime, as tests/sim/meson.build links its nvcc
-    program; "" or what went wrong."""
-    steps = [[NVCC, "-c", "-arch=sm_90", "-std=c++17", "-O1", "-Xcompiler", "-fPIE", source, "-o", output + ".o"],
-             ["c++", output + ".o", "-o", output, os.path.join(SIM_DIR, "libcudart.so.13"), "-ldl",
-              f"-Wl,-rpath,{SIM_DIR}"]]
-    for step in steps:
-        done = subprocess.run(step, capture_output=True, text=True, timeout=300)
-        if done.returncode != 0:
-            return f"{os.path.basename(step[0])} failed: " + " | ".join((done.stderr + done.stdout).splitlines()[-3:])
-    return ""
 
 
 class GraphReplay(unittest.TestCase):
