@@ -1,7 +1,8 @@
 #include "render.h"
 
 #include <ostream>
-#include <sstream>
+
+#include "word_lines.h"
 
 namespace firstassert::cli {
 namespace {
@@ -15,22 +16,6 @@ std::string styled(const std::string& text, Tone tone, bool color) {
   return start + text + "\033[0m";
 }
 
-// The text in lines of at most kTextWidth columns, broken between words only.
-std::vector<std::string> wrapped(const std::string& text) {
-  std::istringstream words(text);
-  std::string word, line;
-  std::vector<std::string> lines;
-  while (words >> word) {
-    if (!line.empty() && line.size() + 1 + word.size() > kTextWidth) {
-      lines.push_back(line);
-      line.clear();
-    }
-    line += (line.empty() ? "" : " ") + word;
-  }
-  lines.push_back(line);
-  return lines;
-}
-
 }  // namespace
 
 void render_text(const ReportView& view, std::ostream& out, bool color) {
@@ -41,7 +26,9 @@ void render_text(const ReportView& view, std::ostream& out, bool color) {
     std::string label = row.label + std::string(kLabelWidth - std::min(kLabelWidth - 1, row.label.size()), ' ');
     bool first = true;
     for (const Line& line : row.lines) {
-      for (const std::string& part : line.wrap ? wrapped(line.text) : std::vector<std::string>{line.text}) {
+      std::vector<std::string> parts = line.wrap ? word_lines(line.text, kTextWidth) : std::vector{line.text};
+      if (parts.empty()) parts.emplace_back();  // an empty line still shows its label
+      for (const std::string& part : parts) {
         std::string text = (first ? label : indent) + styled(part, line.tone, color);
         out << text.substr(0, text.find_last_not_of(' ') + 1) << "\n";
         first = false;

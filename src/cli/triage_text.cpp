@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <utility>
 
+#include "word_lines.h"
+
 namespace firstassert::cli::triage {
 namespace {
 
@@ -138,24 +140,10 @@ std::string_view strip_emphasis(std::string_view line, std::string& scratch, boo
 }
 
 std::string wrap(std::string_view text, size_t width, std::string_view indent) {
-  std::string out, current;
-  auto flush = [&] {
-    if (current.empty()) return;
-    out.append(indent).append(current) += '\n';
-    current.clear();
-  };
-  size_t i = 0;
-  while (i < text.size()) {
-    size_t start = text.find_first_not_of(' ', i);
-    if (start == std::string_view::npos) break;
-    size_t end = text.find(' ', start);
-    std::string_view word = text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
-    if (!current.empty() && indent.size() + current.size() + 1 + word.size() > width) flush();
-    if (!current.empty()) current += ' ';
-    current.append(word);
-    i = start + word.size();
+  std::string out;
+  for (const std::string& line : word_lines(text, width > indent.size() ? width - indent.size() : 0)) {
+    out.append(indent).append(line) += '\n';
   }
-  flush();
   return out;
 }
 

@@ -31,8 +31,7 @@ std::string_view unescape_html(std::string_view line, std::string& scratch, bool
 // every "**" of a line that holds an assertion's words (no condition PyTorch asserts holds one). Same contract.
 std::string_view strip_emphasis(std::string_view line, std::string& scratch, bool& undone);
 
-// Words of text on lines of at most width columns (counted in bytes; a longer word gets a line of its own), each
-// prefixed by indent and ended by '\n'.
+// word_lines(text) on lines of at most width bytes counting indent, each prefixed by indent and ended by '\n'.
 std::string wrap(std::string_view text, size_t width, std::string_view indent);
 
 }  // namespace firstassert::cli::triage

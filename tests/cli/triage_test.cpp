@@ -23,6 +23,7 @@
 #include "cli/triage_lines.h"
 #include "cli/triage_scan.h"
 #include "cli/triage_text.h"
+#include "cli/word_lines.h"
 #include "skip_aware.h"
 
 #ifndef FIRSTASSERT_TRIAGE_DIR
@@ -35,6 +36,7 @@ namespace {
 
 using firstassert::cli::Args;
 using firstassert::cli::triage_command;
+using firstassert::cli::word_lines;
 namespace triage = firstassert::cli::triage;
 
 std::string g_binary;  // the built `firstassert`, when given
@@ -350,6 +352,17 @@ TEST(Text, PrintableReplacesInvalidBytesAndControls) {
   std::string scratch;
   EXPECT_EQ(triage::strip_ansi("\x1b[31mRuntimeError\x1b[0m: x", scratch), "RuntimeError: x");
   EXPECT_EQ(triage::wrap("aa bb cc", 7, "  "), "  aa bb\n  cc\n");
+}
+
+TEST(Text, WordLinesBreakBetweenWordsOnly) {
+  EXPECT_EQ(word_lines("aa bb cc", 5), (std::vector<std::string>{"aa bb", "cc"}));
+  EXPECT_EQ(word_lines(" aa\tbb\n\ncc  ", 100), (std::vector<std::string>{"aa bb cc"}));
+  EXPECT_EQ(word_lines("a abcdefgh b", 4), (std::vector<std::string>{"a", "abcdefgh", "b"}));
+  EXPECT_TRUE(word_lines(" \t\n", 10).empty());
+  // The indent counts toward triage's width.
+  EXPECT_EQ(triage::wrap("aa bb", 7, "  "), "  aa bb\n");
+  EXPECT_EQ(triage::wrap("aa bb", 6, "  "), "  aa\n  bb\n");
+  EXPECT_EQ(triage::wrap("", 6, "  "), "");
 }
 
 TEST(Text, CudaErrorCodes) {
