@@ -160,10 +160,21 @@ class SiteCustomize(unittest.TestCase):
                 self.assertEqual((status, out, err), (0, "ran False\n", ""))
 
     def test_without_a_sitecustomize_of_the_jobs_own(self):
-        status, out, err = python("import sys; print(sys.modules['sitecustomize'].__file__)",
-                                  {"FIRSTASSERT_VALUES": "check"}, path=[SITE])
+        # The job's own is then the Python installation's, where it has one (Debian's python3 does, from
+        # /etc/python3.X): ours runs, then chains to that one as to any other; where it has none, ours stays.
+        status, installation_own, err = python(
+            "import sys; m = sys.modules.get('sitecustomize'); print(m.__file__ if m else '')")
         self.assertEqual(status, 0, err)
-        self.assertEqual(os.path.realpath(out.strip()), os.path.realpath(os.path.join(SITE, "sitecustomize.py")))
+        expected = installation_own.strip() or os.path.join(SITE, "sitecustomize.py")
+        status, out, err = python("""
+            import sys
+            print(sys.modules['sitecustomize'].__file__)
+            print(any(type(f).__name__ == '_AfterImport' for f in sys.meta_path))
+            """, {"FIRSTASSERT_VALUES": "check"}, path=[SITE])
+        self.assertEqual((status, err), (0, ""))
+        module_file, hooked = out.splitlines()
+        self.assertEqual(os.path.realpath(module_file), os.path.realpath(expected))
+        self.assertEqual(hooked, "True", "firstassert's sitecustomize ran: the torch import hook is in place")
 
     def test_an_error_in_the_jobs_own_sitecustomize_is_reported_as_python_reports_it(self):
         with open(os.path.join(self.stand_ins.own_site, "sitecustomize.py"), "w") as f:
