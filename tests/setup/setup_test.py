@@ -200,5 +200,26 @@ class MesonChoice(unittest.TestCase):
                                       "(it says: 1.0.1)\n")
 
 
+class Help(unittest.TestCase):
+    """scripts/test, fuzz, bench and demo with --help: their usage, and nothing installed or built."""
+
+    def test_help_prints_the_usage_and_builds_nothing(self):
+        for script in ("test", "fuzz", "bench", "demo"):
+            path = os.path.join(REPO, "scripts", script)
+            with open(path) as f:
+                header = f.read().split("\n")[1]  # the header comment's first line, which the usage begins with
+            for flag in ("--help", "-h"):
+                with self.subTest(script=script, flag=flag), tempfile.TemporaryDirectory() as scratch:
+                    env = {k: v for k, v in os.environ.items() if not k.startswith("FIRSTASSERT_")}
+                    env.update(FIRSTASSERT_BUILD_DIR=os.path.join(scratch, "build"),
+                               FIRSTASSERT_TOOLS_DIR=os.path.join(scratch, "tools"), FIRSTASSERT_MESON="own")
+                    done = subprocess.run([path, "--suite", "unit", flag], capture_output=True, text=True, env=env,
+                                          timeout=60)
+                    self.assertEqual((done.returncode, done.stderr), (0, ""))
+                    self.assertEqual(done.stdout.split("\n")[0], header.lstrip("# "))
+                    self.assertIn(f"usage: scripts/{script}", done.stdout)
+                    self.assertEqual(os.listdir(scratch), [], "nothing installed or built")
+
+
 if __name__ == "__main__":
     skip_aware.main(sys.argv[1:])
