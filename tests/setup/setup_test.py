@@ -201,25 +201,26 @@ class MesonChoice(unittest.TestCase):
 
 
 class Help(unittest.TestCase):
-    """scripts/test, fuzz, bench and demo with --help: their usage, and nothing installed or built."""
+    """Every script with -h or --help (scripts/lib/help.sh): its usage, and nothing installed or built."""
+
+    SCRIPTS = ("test", "fuzz", "bench", "demo", "wheel", "check-wheel", "gpu-check", "gpu-session", "gpu-bench",
+               "simtorch", "torch-bench")
 
     def test_help_prints_the_usage_and_builds_nothing(self):
-        for script in ("test", "fuzz", "bench", "demo"):
+        for script in self.SCRIPTS:
             path = os.path.join(REPO, "scripts", script)
             with open(path) as f:
                 header = f.read().split("\n")[1]  # the header comment's first line, which the usage begins with
-            for flag in ("--help", "-h"):
-                with self.subTest(script=script, flag=flag), tempfile.TemporaryDirectory() as scratch:
+            for args in (["--help"], ["-h"]) + ((["--suite", "unit", "--help"],) if script == "test" else ()):
+                with self.subTest(script=script, args=args), tempfile.TemporaryDirectory() as scratch:
                     env = {k: v for k, v in os.environ.items() if not k.startswith("FIRSTASSERT_")}
                     env.update(FIRSTASSERT_BUILD_DIR=os.path.join(scratch, "build"),
                                FIRSTASSERT_TOOLS_DIR=os.path.join(scratch, "tools"), FIRSTASSERT_MESON="own")
-                    done = subprocess.run([path, "--suite", "unit", flag], capture_output=True, text=True, env=env,
-                                          timeout=60)
+                    done = subprocess.run([path, *args], capture_output=True, text=True, env=env, timeout=60)
                     self.assertEqual((done.returncode, done.stderr), (0, ""))
                     self.assertEqual(done.stdout.split("\n")[0], header.lstrip("# "))
                     self.assertIn(f"usage: scripts/{script}", done.stdout)
                     self.assertEqual(os.listdir(scratch), [], "nothing installed or built")
-
 
 if __name__ == "__main__":
     skip_aware.main(sys.argv[1:])
