@@ -9,10 +9,8 @@ usage: gpu_check_test.py SHIM SIM_DIR NVCC [TEST_NAME ...] [--except PATTERN ...
        NVCC     the nvcc of the toolkit the build was configured with (meson's cuda-root), present or not
        then which tests, as tests/support/skip_aware.py takes them
 """
-import contextlib
 import copy
 import dataclasses
-import io
 import json
 import os
 import re
@@ -35,6 +33,7 @@ sys.path.insert(0, os.path.join(REPO, "tests", "support"))
 import callback_conformance  # noqa: E402  (its build: an nvcc program linked against the simulator's runtime)
 import callback_trace  # noqa: E402
 import elf_symbols  # noqa: E402
+from gpu_check_runs import rows_by_case_and_mode, run_main  # noqa: E402
 import gpu_check  # noqa: E402
 import gpu_check_build  # noqa: E402
 import gpu_check_notebook  # noqa: E402
@@ -288,14 +287,11 @@ class Harness(unittest.TestCase):
                  sim_case("sim_profiled", "profiled", profiled=True),
                  Case("sim_healthy", "sim_case.py", shows="no report, same output", healthy=True,
                       args=(SIM_DIR, "healthy")))
-        printed = io.StringIO()
-        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
-            # The schedule property needs nvcc: ScheduleOnSimulator runs it, apart.
-            cls.status = gpu_check.main(["--shim", SHIM, "--out", cls.out, "--jobs", "2", "--timeout", "60",
-                                         "--no-schedule"], cases_table=cases, python_error=lambda: "")
-        cls.printed = printed.getvalue()
-        with open(os.path.join(cls.out, "summary.json")) as f:
-            cls.rows = {(r["case"], r["mode"]): r for r in json.load(f)["rows"]}
+        # The schedule property needs nvcc: ScheduleOnSimulator runs it, apart.
+        cls.status, cls.printed, summary = run_main(
+            ["--shim", SHIM, "--out", cls.out, "--jobs", "2", "--timeout", "60", "--no-schedule"],
+            cases_table=cases, python_error=lambda: "")
+        cls.rows = rows_by_case_and_mode(summary)
 
     @classmethod
     def tearDownClass(cls):
@@ -832,13 +828,11 @@ class ScheduleJudge(unittest.TestCase):
                        args=(SIM_DIR, "healthy"))
         step = schedule.Step(seeds=(self.SEED,), modes=(self.MODE["default"],), program=shutil.which("true"))
         with tempfile.TemporaryDirectory() as out:
-            printed = io.StringIO()
-            with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
-                status = gpu_check.main(["--shim", SHIM, "--out", out, "--modes", "bare,default", "--no-probes"],
-                                        cases_table=(healthy,), python_error=lambda: "", schedule_step=step)
-        self.assertEqual(status, 1, printed.getvalue())
-        self.assertIn("2 rows: 2 pass", printed.getvalue())
-        self.assertIn("  FAIL seed 5 / default: it printed no oracle (exit 0)", printed.getvalue())
+            status, printed, _ = run_main(["--shim", SHIM, "--out", out, "--modes", "bare,default", "--no-probes"],
+                                          cases_table=(healthy,), python_error=lambda: "", schedule_step=step)
+        self.assertEqual(status, 1, printed)
+        self.assertIn("2 rows: 2 pass", printed)
+        self.assertIn("  FAIL seed 5 / default: it printed no oracle (exit 0)", printed)
 
 
 class ScheduleOnSimulator(unittest.TestCase):
@@ -859,14 +853,10 @@ class ScheduleOnSimulator(unittest.TestCase):
         step = schedule.Step(seeds=cls.SEEDS, program=cls.program)
         healthy = Case("sim_healthy", "sim_case.py", shows="no report, same output", healthy=True,
                        args=(SIM_DIR, "healthy"))
-        printed = io.StringIO()
-        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
-            cls.status = gpu_check.main(["--shim", SHIM, "--out", cls.out, "--jobs", "2", "--modes", "bare,default",
-                                         "--no-probes"], cases_table=(healthy,), python_error=lambda: "",
-                                        schedule_step=step)
-        cls.printed = printed.getvalue()
-        with open(os.path.join(cls.out, "summary.json")) as f:
-            cls.verdicts = json.load(f)["schedule"]
+        cls.status, cls.printed, summary = run_main(
+            ["--shim", SHIM, "--out", cls.out, "--jobs", "2", "--modes", "bare,default", "--no-probes"],
+            cases_table=(healthy,), python_error=lambda: "", schedule_step=step)
+        cls.verdicts = summary["schedule"]
 
     @classmethod
     def tearDownClass(cls):
@@ -955,13 +945,10 @@ class NotebookCases(unittest.TestCase):
     def setUpClass(cls):
         cls.out = tempfile.mkdtemp(prefix="gpu-check-notebook-")
         cases = (sim_notebook_case("armed"), sim_notebook_case("late"))
-        printed = io.StringIO()
-        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
-            cls.status = gpu_check.main(["--shim", SHIM, "--out", cls.out, "--jobs", "2", "--timeout", "120",
-                                         "--no-probes", "--no-schedule"], cases_table=cases, python_error=lambda: "")
-        cls.printed = printed.getvalue()
-        with open(os.path.join(cls.out, "summary.json")) as f:
-            cls.rows = {(r["case"], r["mode"]): r for r in json.load(f)["rows"]}
+        cls.status, cls.printed, summary = run_main(
+            ["--shim", SHIM, "--out", cls.out, "--jobs", "2", "--timeout", "120", "--no-probes", "--no-schedule"],
+            cases_table=cases, python_error=lambda: "")
+        cls.rows = rows_by_case_and_mode(summary)
         cls.case = cases[0]
         settings, why = gpu_check_notebook.prepare(sys.executable, SHIM, cls.out, environment())
         assert not why, why

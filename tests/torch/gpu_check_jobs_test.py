@@ -6,9 +6,6 @@ run on a GPU (scripts/gpu-check), so this shows they pass where the torch suite 
 usage: gpu_check_jobs_test.py SIM_DIR SHIM PYTHON_PACKAGE_ROOT [unittest arguments]
        run with the python of the torch venv (scripts/test installs it)
 """
-import contextlib
-import io
-import json
 import os
 import pathlib
 import shutil
@@ -23,8 +20,9 @@ del sys.argv[1:4]
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent.parent / "scripts" / "lib"))
-import gpu_check  # noqa: E402
+sys.path.insert(0, str(HERE.parent / "support"))
 import sim_job  # noqa: E402
+from gpu_check_runs import rows_by_case_and_mode, run_main  # noqa: E402
 from gpu_check_judge import failing_line, marker_of  # noqa: E402
 from gpu_check_table import TORCH_JOBS  # noqa: E402
 
@@ -36,16 +34,13 @@ class JobsOnTheSimulator(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.out = tempfile.mkdtemp(prefix="gpu-check-jobs-")
-        printed = io.StringIO()
         # The runs inherit the harness's environment: the simulator's libraries and ATen's device code, as the torch
         # suite gives its jobs (sim_job.simulated_gpu_env).
-        with unittest.mock.patch.dict(os.environ, sim_job.simulated_gpu_env(SIM_DIR, PACKAGE_ROOT), clear=True), \
-                contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
-            cls.status = gpu_check.main(["--shim", SHIM, "--out", cls.out, "--jobs", "2", "--timeout", "240",
-                                         "--only", ",".join(RUN), "--no-probes", "--no-schedule"])
-        cls.printed = printed.getvalue()
-        with open(os.path.join(cls.out, "summary.json")) as f:
-            cls.rows = {(r["case"], r["mode"]): r for r in json.load(f)["rows"]}
+        with unittest.mock.patch.dict(os.environ, sim_job.simulated_gpu_env(SIM_DIR, PACKAGE_ROOT), clear=True):
+            cls.status, cls.printed, summary = run_main(["--shim", SHIM, "--out", cls.out, "--jobs", "2", "--timeout",
+                                                         "240", "--only", ",".join(RUN), "--no-probes",
+                                                         "--no-schedule"])
+        cls.rows = rows_by_case_and_mode(summary)
 
     @classmethod
     def tearDownClass(cls):
