@@ -1,4 +1,4 @@
-# Sourced by scripts/test, scripts/demo, scripts/bench, scripts/wheel, scripts/check-wheel and gpu-check's shim
+# Sourced by scripts/test, demo, bench, fuzz, wheel, check-wheel, simtorch, torch-bench and gpu-check's shim
 # build: makes sure what the build needs is here, then configures and builds into build/. Idempotent; a second run
 # only rebuilds what changed, and one with nothing to do is quiet.
 #
