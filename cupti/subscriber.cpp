@@ -13,14 +13,16 @@
 //
 // At API ENTER (entered): the call is marked open for a hand-over to wait on (source::cupti_call_began), then
 // source::call_entered, whose result is kept in CUPTI's correlationData for the EXIT:
-// - a kernel launch: its breadcrumb slot taken; without breadcrumbs nothing at all (source::call_needs_entering);
+// - a kernel launch: its breadcrumb slot taken and the queue marks read (the launch calls already queued, whose
+//   breadcrumbs are ahead of it); without breadcrumbs nothing at all (source::call_needs_entering);
 // - a sync (of the device, a stream or an event; a stream query, a blocking copy): the launch count, which its
 //   success proves complete; with breadcrumbs a sync is routine and does nothing here;
 // - a graph launch: its breadcrumb slot, and the slots of the executable graph's kernel nodes cleared.
 // At API EXIT (left): source::call_exited with the return code, the kernel's name, the context and correlationData,
 // then the call is marked closed (CallCloser):
-// - a launch that succeeded: its device, stacks and record in the ring, then its breadcrumb written after it, or
-//   the forced sync FIRSTASSERT_SYNC asks for; one that failed: recorded as a candidate or as refused;
+// - a launch that succeeded: its device, stacks and number, its breadcrumb written after it, its record in the ring
+//   (with its queue mark), or the forced sync FIRSTASSERT_SYNC asks for; one that failed: recorded as a candidate or
+//   as refused;
 // - a sync: recorded with the launch count from its ENTER, so the tracker knows those launches completed;
 // - a graph launch: one launch of the ring, like any other (its nodes are read from the graph records later);
 // - any other call: its error, if it failed; a graph call that succeeded updates the graph records.

@@ -3,7 +3,9 @@
 //     under CUDA_LAUNCH_BLOCKING=1, where a launch returns once its kernel ran).
 //  2. Find the launches that can have failed (open_launches.cpp), newest first:
 //     a. with the stream breadcrumbs, per (stream generation, launching thread) the first launch not known complete,
-//        and every unfinished one of the pairs they do not follow; without them, every launch no sync proved complete;
+//        and every unfinished one of the pairs they do not follow, less those whose call began after an unfinished
+//        launch on the same stream had been queued with its breadcrumb (by any thread); without them, every launch no
+//        sync proved complete;
 //     b. whether that set is whole: the ring still holds every launch that may belong in it, and every stream end
 //        that tells a pending launch's generation is still known;
 //     c. with breadcrumbs and a whole set, the launches that waited (through an event) on unfinished work set aside;
@@ -104,6 +106,14 @@ std::string waiting_words(const OpenSet& open) {
          " on other streams waited (through an event) on unfinished work and cannot have run";
 }
 
+// The launches set aside because they were queued behind an unfinished launch's breadcrumb, if any.
+std::string queued_words(const OpenSet& open) {
+  if (open.queued_behind == 0) return std::string();
+  return "; " + plural(open.queued_behind, "launch", "launches") +
+         " cannot have run: each call began after the call of an unfinished launch on the same stream had returned, "
+         "so each was queued behind that launch's breadcrumb";
+}
+
 // The device's line, as far as it told the launches apart.
 std::string fit_words(const DeviceMessage& line) {
   if (names_no_kernel(line))
@@ -177,7 +187,8 @@ Decision unknown_none_open(const Evidence& e) {
 std::string exact_reason(const Evidence& e, const OpenSet& open, const LaunchRecord& only) {
   if (only.graph_node != 0)
     return graph_reason(only, e.replayed_nodes ? e.replayed_nodes(only) : std::vector<LaunchRecord>{},
-                        open.by_breadcrumbs, open.waiting);
+                        open.by_breadcrumbs, open.waiting) +
+           queued_words(open);
   if (only.returned != 0)
     return "this launch returned " + e.error +
            " itself, under CUDA_LAUNCH_BLOCKING=1 (it returns once its kernel ran), and every other recorded launch "
@@ -186,7 +197,7 @@ std::string exact_reason(const Evidence& e, const OpenSet& open, const LaunchRec
   if (open.by_breadcrumbs)
     return "stream breadcrumbs: every launch before this one on stream " + hex(only.stream) +
            " completed and this one did not, and every launch on other streams had completed" +
-           (open.waiting == 0 ? "" : " or waited on unfinished work") + waiting_words(open);
+           (open.waiting == 0 ? "" : " or waited on unfinished work") + waiting_words(open) + queued_words(open);
   return "the only launch not seen to complete when " + e.api + " reported " + e.error;
 }
 
@@ -212,8 +223,8 @@ Decision likely_the_one_that_fits(const Evidence& e, OpenSet& open, const Fit& f
   Decision d;
   d.culprit = *fit.launches.front();
   d.confidence = "likely";
-  d.reason = set_words(e, open) + " could have failed" + waiting_words(open) + "; only this one fits " +
-             fit_words(*fit.line);
+  d.reason = set_words(e, open) + " could have failed" + waiting_words(open) + queued_words(open) +
+             "; only this one fits " + fit_words(*fit.line);
   d.candidates = std::move(open.launches);
   return d;
 }
@@ -224,7 +235,7 @@ Decision window_of_those_open(const Evidence& e, OpenSet& open, const Fit& fit) 
   Decision d;
   d.confidence = "window";
   d.culprit = fit.launches.empty() ? open.launches.back() : *fit.launches.back();
-  d.reason = "the failing launch is one of " + set_words(e, open) + waiting_words(open);
+  d.reason = "the failing launch is one of " + set_words(e, open) + waiting_words(open) + queued_words(open);
   if (!fit.launches.empty()) {
     d.reason += "; " + std::to_string(fit.launches.size()) + " of them fit " + fit_words(*fit.line);
   } else if (!e.messages.empty()) {

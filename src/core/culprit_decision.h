@@ -7,7 +7,10 @@
 //   after it ran (any breadcrumb on its stream with a higher number: that launch had been queued before it).
 // - With breadcrumbs, a launching thread's launches onto a stream reach it in the order they were numbered, and each
 //   is followed by its breadcrumb; so of one thread's launches onto a stream only the first one not known complete can
-//   have run, and it is that (stream, thread)'s only candidate. Without them, every launch not known complete is one.
+//   have run, and it is that (stream, thread)'s only candidate. Across threads, launch calls that did not overlap in
+//   time are in stream order too: a launch whose call began after an unfinished launch on its stream had been queued
+//   with its breadcrumb (LaunchFields::queue_mark) is behind that breadcrumb and never started; only launches whose
+//   calls overlapped stay unordered. Without breadcrumbs, every launch not known complete is a candidate.
 // - The set is complete only when every launch that can be a candidate is still in the launch ring; otherwise the
 //   answer is unknown.
 // - The device's assertion lines narrow the set: a launch fits a line when it runs the function the line names (or

@@ -63,6 +63,12 @@ struct LaunchFields {
   uint8_t python_depth = 0;
   uint8_t stack_depth = 0;
   uintptr_t graph_exec = 0;  // a graph launch (or one of its kernel nodes): the executable graph
+  // The order of launch calls across threads (Tracker::queue_mark): a launch U with 0 < U.queue_mark <=
+  // X.marks_at_entry had queued its kernel and its breadcrumb before X's call began, so on one stream U's breadcrumb
+  // is ahead of X. queue_mark: this call's place among the launch calls that queued a breadcrumb (1-based; 0: none
+  // followed it). marks_at_entry: how many had when this call began (0: not known).
+  uint64_t queue_mark = 0;
+  uint64_t marks_at_entry = 0;
   // The Python frames when they are kept for good (python_stack_pool.h): the ring holds this pointer instead of a
   // copy, and reading the record copies them into LaunchRecord::python.
   const PythonFrame* python_lasting = nullptr;

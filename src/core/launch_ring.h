@@ -33,10 +33,17 @@ class LaunchRing {
   // their python_depth frames of frames.python (none when python_lasting points to them) and stack_depth of
   // frames.native (depths within the record's room: kMaxPythonFrames, kMaxStackFrames). Returns the seq.
   __attribute__((always_inline)) uint64_t append(LaunchFields& fields, Frames frames) {
-    fields.seq = next_.fetch_add(1, std::memory_order_relaxed);
+    number(fields);
     publish(fields, frames);
     return fields.seq;
   }
+  // append's two halves, for a launch path that queues more work under the number before the record is whole (its
+  // breadcrumb): until publish, readers find the number missing, as they find any record still being written.
+  __attribute__((always_inline)) uint64_t number(LaunchFields& fields) {
+    fields.seq = next_.fetch_add(1, std::memory_order_relaxed);
+    return fields.seq;
+  }
+  void publish(const LaunchFields& fields, const Frames& frames);
   // A whole record: fill() writes it (seq already set), frames included; depths beyond the room are cut.
   template <typename Fill>
   uint64_t append(Fill&& fill) {
@@ -79,7 +86,6 @@ class LaunchRing {
   template <size_t... I>
   static void store_fields(Slot& slot, const LaunchFields& fields, std::index_sequence<I...>);
   static void load_words(const std::atomic<uint64_t>* from, void* to, size_t words);
-  void publish(const LaunchFields& fields, const Frames& frames);
 
   size_t capacity_;
   std::unique_ptr<Slot[]> slots_;

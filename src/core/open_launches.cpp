@@ -161,6 +161,54 @@ size_t dropped_without_launches(const Evidence& e, const Generations& generation
   return dropped;
 }
 
+// Sets aside the open launches whose call began after another unfinished launch on the same stream had been queued
+// with its breadcrumb, whichever thread made either (LaunchFields::queue_mark): that breadcrumb never ran, and the
+// stream runs its work in the order it was queued, so nothing queued behind it started. Calls that overlapped in time
+// order nothing: of the launches of several threads onto one stream only those stay whose order on it is unknown.
+// One thread's calls never overlap, so this orders its own launches too, as its chain does. Per stream generation
+// (and device, for a default stream, whose key each device has), the unfinished launch queued first is enough to
+// compare against. Nothing is set aside if nothing would be left.
+void set_aside_queued_behind(const Evidence& e, const Generations& generations, const BreadcrumbReading& reading,
+                             OpenSet& open) {
+  using Stream = std::tuple<uint64_t, uint64_t, uintptr_t>;  // key, generation end, device (default streams only)
+  auto stream_of = [&](const LaunchRecord& r, Stream& stream) {
+    uint64_t key = key_of(r);
+    if (shared_default(e, key) || (is_default_stream_key(key) && r.context == 0)) return false;
+    stream = {key, generations.end_of(key, r.seq), is_default_stream_key(key) ? r.context : 0};
+    return true;
+  };
+  std::map<Stream, uint64_t> first_unfinished_mark;  // per stream, the smallest queue mark of an unfinished launch
+  for (const LaunchRecord& r : e.pending) {
+    Stream stream;
+    if (r.queue_mark == 0 || !stream_of(r, stream)) continue;
+    const auto& [key, end, device] = stream;
+    if (!not_known_complete(e, r, reading.completed_before(key, end))) continue;
+    auto [it, added] = first_unfinished_mark.emplace(stream, r.queue_mark);
+    if (!added) it->second = std::min(it->second, r.queue_mark);
+  }
+  std::vector<bool> behind(open.launches.size(), false);
+  size_t count = 0;
+  for (size_t i = 0; i < open.launches.size(); ++i) {
+    const LaunchRecord& c = open.launches[i];
+    Stream stream;
+    if (c.marks_at_entry == 0 || !stream_of(c, stream)) continue;
+    auto first = first_unfinished_mark.find(stream);
+    // Its own mark is taken after its call began: a launch is never behind itself.
+    behind[i] = first != first_unfinished_mark.end() && first->second <= c.marks_at_entry;
+    count += behind[i];
+  }
+  if (count == 0 || count == open.launches.size()) return;
+  OpenSet kept;
+  for (size_t i = 0; i < open.launches.size(); ++i) {
+    if (!behind[i]) add_open(kept, open.launches[i], open.first_of_followed[i]);
+  }
+  open.launches = std::move(kept.launches);
+  open.first_of_followed = std::move(kept.first_of_followed);
+  open.unfollowed = std::find(open.first_of_followed.begin(), open.first_of_followed.end(), false) !=
+                    open.first_of_followed.end();
+  open.queued_behind = count;
+}
+
 // The launches that can have failed, by the stream breadcrumbs: per (stream, thread), the first not known complete.
 OpenSet open_by_breadcrumbs(const Evidence& e) {
   OpenSet open;
@@ -189,7 +237,9 @@ OpenSet open_by_breadcrumbs(const Evidence& e) {
   if (dropped > 0) {
     open.missing = Missing::first_unfinished_dropped;
     open.dropped_streams = dropped;
+    return open;
   }
+  set_aside_queued_behind(e, generations, reading, open);
   return open;
 }
 

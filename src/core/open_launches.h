@@ -22,6 +22,7 @@ struct OpenSet {
   std::vector<LaunchRecord> launches;   // can have failed, newest first
   std::vector<bool> first_of_followed;  // per launch: the first unfinished launch of a pair the breadcrumbs follow
   size_t waiting = 0;                   // launches set aside: they waited on an event for unfinished work
+  size_t queued_behind = 0;             // launches set aside: queued behind an unfinished launch's breadcrumb
   Missing missing = Missing::nothing;
   size_t dropped_streams = 0;           // first_unfinished_dropped: of how many streams
   bool by_breadcrumbs = false;

@@ -145,15 +145,33 @@ class Tracker {
   // recorded (and left as it was), and kNotRecorded is returned.
   // Inline: every launch is recorded here.
   __attribute__((always_inline)) uint64_t record_launch(LaunchEvent& launch) {
+    uint64_t seq = number_launch(launch);
+    if (seq != kNotRecorded) store_launch(launch, false);
+    return seq;
+  }
+  uint64_t record_launch(LaunchEvent&& launch) { return record_launch(launch); }
+  static constexpr uint64_t kNotRecorded = ~uint64_t{0};
+  // record_launch in two steps, for the launch path, which queues the launch's breadcrumb under its number before
+  // the record is stored: number_launch completes the fields and numbers the launch (kNotRecorded, leaving it as it
+  // was, for a launch into a capturing stream); store_launch stores it, with its queue mark when a breadcrumb was
+  // queued after it (breadcrumb_queued: the driver took the write).
+  __attribute__((always_inline)) uint64_t number_launch(LaunchEvent& launch) {
     if (capturing_count_.load(std::memory_order_acquire) != 0 && !launch.graph &&
         capturing(stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id())))
       return kNotRecorded;
     complete_fields(launch, names_.intern(launch.kernel));
-    // The fields go to the ring's slot from where the event source described them, the frames from its buffers.
-    return ring_.append(launch, {launch.python_stack, launch.native_stack});
+    return ring_.number(launch);
   }
-  uint64_t record_launch(LaunchEvent&& launch) { return record_launch(launch); }
-  static constexpr uint64_t kNotRecorded = ~uint64_t{0};
+  __attribute__((always_inline)) void store_launch(LaunchEvent& launch, bool breadcrumb_queued) {
+    // Release: a launch call that reads this mark at its entry (queue_marks, acquire) began after this one's kernel
+    // and breadcrumb were queued, so on a shared stream it lies behind that breadcrumb.
+    if (breadcrumb_queued) launch.queue_mark = queue_marks_.fetch_add(1, std::memory_order_acq_rel) + 1;
+    // The fields go to the ring's slot from where the event source described them, the frames from its buffers.
+    ring_.publish(launch, {launch.python_stack, launch.native_stack});
+  }
+  // How many launch calls have queued their kernel and its breadcrumb: read when a launch call begins
+  // (LaunchFields::marks_at_entry).
+  uint64_t queue_marks() const { return queue_marks_.load(std::memory_order_acquire); }
   // The result of any API call (launches included): sync marks on success, errors otherwise.
   void record_call(const ApiCall& call);
   // A launch the API refused at once (its call is recorded by record_call as well).
@@ -229,6 +247,8 @@ class Tracker {
   static constexpr size_t kMaxCapturing = 32;
   std::atomic<uint32_t> capturing_count_{0};
   std::atomic<uint64_t> capturing_[kMaxCapturing] = {};
+
+  std::atomic<uint64_t> queue_marks_{0};  // launch calls that queued a breadcrumb (store_launch)
 
   std::atomic<bool> primary_claimed_{false};
   std::atomic<bool> primary_seen_{false};

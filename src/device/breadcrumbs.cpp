@@ -169,19 +169,20 @@ Breadcrumbs::Slot* Breadcrumbs::slot_for(uint64_t stream_key, int32_t thread, ui
   return slot;
 }
 
-void Breadcrumbs::after_launch(uint64_t stream_key, int32_t thread, CUstream stream, uint64_t seq, bool write) {
-  if (!enabled() || !write) return;
+bool Breadcrumbs::after_launch(uint64_t stream_key, int32_t thread, CUstream stream, uint64_t seq, bool write) {
+  if (!enabled() || !write) return false;
   Slot* slot = slot_for(stream_key, thread, seq);
-  if (slot == nullptr) return;
+  if (slot == nullptr) return false;
   const DriverCalls* calls = driver_calls();
   if (calls->stream_write_value64 == nullptr) {
     disable("the driver offers no cuStreamWriteValue64");
-    return;
+    return false;
   }
   slot->last_launched.store(seq + 1, std::memory_order_relaxed);
   // seq + 1: a slot still 0 means nothing the pair launched completed yet.
   CUresult r = calls->stream_write_value64(stream, slot->device, seq + 1, 0);
   if (r != CUDA_SUCCESS && !context_lost(r)) disable("cuStreamWriteValue64 failed on this device");
+  return r == CUDA_SUCCESS;
 }
 
 void Breadcrumbs::give_back_locked(Slot& slot, uint64_t ended_at) {

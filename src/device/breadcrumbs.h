@@ -37,10 +37,10 @@ class Breadcrumbs {
   void before_launch(uint64_t stream_key, int32_t thread) {
     if (enabled()) (void)slot_for(stream_key, thread, ~uint64_t{0});
   }
-  // After a launch was recorded (not while its stream is capturing). write is false when the launch is synchronized
+  // After a launch was numbered (not while its stream is capturing). write is false when the launch is synchronized
   // at once instead (FIRSTASSERT_SYNC): that sync's result says whether it completed. Turns itself off, with one
-  // line, when the driver cannot write.
-  void after_launch(uint64_t stream_key, int32_t thread, CUstream stream, uint64_t seq, bool write);
+  // line, when the driver cannot write. Returns whether the driver queued the write.
+  bool after_launch(uint64_t stream_key, int32_t thread, CUstream stream, uint64_t seq, bool write);
   // The stream was destroyed when `launches` launches had been recorded: its slots end their generation.
   void stream_destroyed(uint64_t stream_key, uint64_t launches);
   // How many launches were recorded so far (Tracker::launch_count): when a thread ends, in launch terms.

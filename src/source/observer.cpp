@@ -57,9 +57,20 @@ ApiDomain api_domain_of(CUpti_CallbackDomain domain) {
 
 // ---- At a call's entry ----
 
+// What call_entered hands a launch's exit: the queue marks when its call began (Tracker::queue_marks), tagged, since
+// a source may hand back a word call_entered never wrote (CUPTI's correlationData of a call entered before recording
+// began).
+constexpr uint64_t kMarksTag = uint64_t{1} << 63;
+
+uint64_t marks_at_entry(const uint64_t* entered) {
+  if (entered == nullptr || (*entered & kMarksTag) == 0) return 0;
+  uint64_t marks = *entered & ~kMarksTag;
+  return marks <= recording.tracker->queue_marks() ? marks : 0;  // never more than there are
+}
+
 // A launch about to be made: its breadcrumb slot taken; for a graph's launch, its kernel nodes' slots cleared (not
-// inside a capture: the clear would join the graph).
-void launch_entering(const LaunchEvent& launch) {
+// inside a capture: the clear would join the graph). Returns the tagged queue marks.
+uint64_t launch_entering(const LaunchEvent& launch) {
   int32_t thread = current_thread_id();
   uint64_t key = stream_key(launch.stream, launch.per_thread_default_stream, thread);
   if (recording.breadcrumbs != nullptr) {
@@ -71,6 +82,8 @@ void launch_entering(const LaunchEvent& launch) {
     recording.graphs->before_graph_launch(
         launch.graph_exec, reinterpret_cast<CUstream>(explicit_stream_handle(launch.stream, launch.per_thread_default_stream)));
   }
+  // Last: whatever the calls above queued is before this launch anyway.
+  return recording.tracker->queue_marks() | kMarksTag;
 }
 
 // A stream or device call about to be made (a sync, a query, a stream's destruction, a capture's beginning): returns
@@ -113,9 +126,10 @@ void other_call_entering(const CallSite& site) {
 
 // ---- At a call's return ----
 
-// After a launch the program made: the forced synchronization FIRSTASSERT_SYNC asks for, else the breadcrumb.
-// The launch's kernel is the interned name once recorded.
-void after_launch(const LaunchEvent& launch, uint64_t seq) {
+// After a launch the program made and firstassert numbered: the breadcrumb, then the record (stored once the
+// breadcrumb is queued, with its queue mark: launch calls that begin later are behind it on the stream), then the
+// forced synchronization FIRSTASSERT_SYNC asks for, which needs the record. The launch's kernel is the interned name.
+void after_launch(LaunchEvent& launch, uint64_t seq) {
   uintptr_t handle = explicit_stream_handle(launch.stream, launch.per_thread_default_stream);
   if (seq == Tracker::kNotRecorded) {
     // A launch into a capturing stream made a kernel node of the graph being captured; nothing runs, and a write or
@@ -127,20 +141,23 @@ void after_launch(const LaunchEvent& launch, uint64_t seq) {
   bool forced = recording.sync != nullptr && recording.sync->active() && recording.sync->sync_after(seq, launch.kernel);
   // A launch synchronized right away needs no breadcrumb: the sync's own result says whether it completed (and the
   // write would be one more operation on the stream for every launch).
+  bool breadcrumb_queued = false;
   if (recording.breadcrumbs != nullptr) {
     OurCall guard;
     int32_t thread = current_thread_id();
     uint64_t key = stream_key(launch.stream, launch.per_thread_default_stream, thread);
-    recording.breadcrumbs->after_launch(key, thread, reinterpret_cast<CUstream>(handle), seq, !forced);
+    breadcrumb_queued =
+        recording.breadcrumbs->after_launch(key, thread, reinterpret_cast<CUstream>(handle), seq, !forced);
   }
+  recording.tracker->store_launch(launch, breadcrumb_queued);
   if (forced) synchronize_after_launch(*recording.tracker, launch, seq, handle);
 }
 
-// A launch that returned success: its stacks, its record, then what follows it.
+// A launch that returned success: its stacks, its number, then what follows it.
 void launch_succeeded(LaunchEvent& launch) {
   LaunchStacks stacks;
   if (recording.stack_depth > 0 || recording.python) capture_stacks(launch, stacks);
-  uint64_t seq = recording.tracker->record_launch(launch);
+  uint64_t seq = recording.tracker->number_launch(launch);
   after_launch(launch, seq);
 }
 
@@ -183,10 +200,7 @@ void call_returned(const CallSite& site, int code, uintptr_t context, const uint
 uint64_t call_entered(const CallSite& site) {
   if (!call_needs_entering(site.domain, site.cbid)) return 0;
   LaunchEvent launch;
-  if (describe_launch(site.domain, site.cbid, site.params, launch)) {
-    launch_entering(launch);
-    return 0;
-  }
+  if (describe_launch(site.domain, site.cbid, site.params, launch)) return launch_entering(launch);
   ApiCall probe;
   if (describe_stream_call(site.domain, site.cbid, site.params, probe)) return stream_call_entering(site, probe);
   other_call_entering(site);
@@ -201,6 +215,7 @@ void call_exited(const CallSite& site, int code, const char* kernel, uintptr_t c
     launch.context = context;
     launch.device = device_of(context);
     launch.correlation_id = correlation_id;
+    launch.marks_at_entry = marks_at_entry(entered);
     if (code == 0) return launch_succeeded(launch);  // every launch, first and alone
     launch_failed(launch, site.domain, code);
   } else {

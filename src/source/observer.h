@@ -42,7 +42,8 @@ struct CallSite {
   const char* function;         // its name
 };
 
-// Before the call: returns what call_exited needs back (the launch count, for calls that prove completion).
+// Before the call: returns what call_exited needs back (the launch count, for calls that prove completion; the queue
+// marks, for a launch: Tracker::queue_marks).
 uint64_t call_entered(const CallSite& site);
 namespace detail {
 extern bool launches_need_entering;  // breadcrumbs are written: set by start(), before recording begins
@@ -68,7 +69,7 @@ inline bool routine_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   return domain == CUPTI_CB_DOMAIN_DRIVER_API && routine_driver_call(cbid);
 }
 // Whether call_entered has anything to do for the call: a kernel launch needs nothing before it but its breadcrumb
-// slot. Asked first, inline, on every ENTER.
+// slot and the queue marks, both for the breadcrumbs only. Asked first, inline, on every ENTER.
 inline bool call_needs_entering(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   return detail::launches_need_entering || !is_kernel_launch(domain, cbid);
 }

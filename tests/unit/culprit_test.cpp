@@ -547,6 +547,107 @@ TEST_F(Culprit, TwoThreadsOnOneStreamAndALineThatFitsOneOfThemIsLikely) {
   EXPECT_STREQ(f.culprit_message->function, "label_kernel");
 }
 
+// ---- Launch calls that did not overlap: in stream order, whichever thread made them ---------------------------
+
+// The plain training loop: the main thread queues the forward pass, autograd's thread the backward pass, on one
+// stream, taking turns (neither launches while the other's call is running). The main thread's loss kernel (1) did
+// not complete; the backward pass's launches (2, 3) were queued after its call, and with it its breadcrumb, had
+// returned, so they wait behind that breadcrumb, which never ran: only 1 can have failed, and the reason says what
+// ordered them.
+TEST_F(Culprit, TwoThreadsTakingTurnsOnOneStreamAreInStreamOrder) {
+  test::queued(t, test::kernel_launch(kQuiet, kStreamA));  // 0: forward, completed
+  test::queued(t, test::kernel_launch(kQuiet, kStreamA));  // 1: the loss, did not complete
+  std::thread([&] {
+    test::queued(t, test::kernel_launch(kBusy, kStreamA));  // 2: backward
+    test::queued(t, test::kernel_launch(kBusy, kStreamA));  // 3: backward
+  }).join();
+  test::queued(t, test::kernel_launch(kQuiet, kStreamA));  // 4: the optimizer, main thread again
+  breadcrumbs({{kStreamA, 1}});
+  fault();
+  Findings f = t.findings();
+  expect_exact(f, 1);
+  EXPECT_THAT(f.reason, HasSubstr("stream breadcrumbs: every launch before this one on stream 0x5000a0 completed"));
+  EXPECT_THAT(f.reason, HasSubstr("1 launch cannot have run: each call began after the call of an unfinished launch "
+                                  "on the same stream had returned"));
+}
+
+// The same with the other thread's launch first: its call returned before the main thread's began.
+TEST_F(Culprit, TheOtherThreadsEarlierLaunchIsTheOneThatRan) {
+  test::queued(t, test::kernel_launch(kQuiet, kStreamA));  // 0: completed
+  std::thread([&] { test::queued(t, test::kernel_launch(kBusy, kStreamA)); }).join();  // 1: did not complete
+  test::queued(t, test::kernel_launch(kQuiet, kStreamA));  // 2
+  test::queued(t, test::kernel_launch(kQuiet, kStreamA));  // 3
+  breadcrumbs({{kStreamA, 1}});
+  fault();
+  expect_exact(t.findings(), 1);
+}
+
+// Calls that overlapped in time (each began before the other had returned) are queued in an order nothing records:
+// both stay candidates, as when nothing ordered them. A launch whose call began after both had returned is behind
+// both breadcrumbs.
+TEST_F(Culprit, LaunchCallsThatOverlappedStayUnordered) {
+  test::queued(t, test::kernel_launch(kQuiet, kStreamA));  // 0: completed
+  test::LaunchCall main_call(t, test::kernel_launch(kQuiet, kStreamA));
+  test::LaunchCall other_call(t, test::kernel_launch(kBusy, kStreamA));
+  uint64_t main_seq = main_call.end();  // 1
+  uint64_t other_seq = 0;
+  std::thread([&] { other_seq = other_call.end(); }).join();  // 2
+  std::thread([&] { test::queued(t, test::kernel_launch(kQuiet, kStreamA)); }).join();  // 3: a third thread, after both
+  breadcrumbs({{kStreamA, 1}});
+  fault();
+  Findings f = t.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(other_seq, main_seq));
+  EXPECT_STREQ(f.confidence, "window");
+  EXPECT_THAT(f.reason, HasSubstr("one of 2 launches"));
+  EXPECT_THAT(f.reason, HasSubstr("1 launch cannot have run")) << "3 is behind them both";
+}
+
+// A launch followed by no breadcrumb (FIRSTASSERT_SYNC synchronized it instead) orders nothing: a launch whose call
+// began after it returned may have run once it completed, which nothing recorded (its sync did not return).
+TEST_F(Culprit, ALaunchWithoutABreadcrumbOrdersNothing) {
+  test::queued(t, test::kernel_launch(kQuiet, kStreamA));                 // 0: completed
+  test::LaunchCall(t, test::kernel_launch(kQuiet, kStreamA)).end(false);  // 1: no breadcrumb
+  std::thread([&] { test::queued(t, test::kernel_launch(kBusy, kStreamA)); }).join();  // 2
+  breadcrumbs({{kStreamA, 1}});
+  fault();
+  Findings f = t.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(2, 1));
+  EXPECT_STREQ(f.confidence, "window");
+}
+
+// A launch call whose beginning was not seen (the queue marks unknown) is behind nothing; one that completed orders
+// nothing either: only an unfinished launch's breadcrumb holds back what follows it.
+TEST_F(Culprit, OnlyAnUnfinishedLaunchHoldsBackTheCallsAfterIt) {
+  test::queued(t, test::kernel_launch(kQuiet, kStreamA));  // 0: completed
+  test::queued(t, test::kernel_launch(kQuiet, kStreamA));  // 1: completed
+  std::thread([&] { test::queued(t, test::kernel_launch(kBusy, kStreamA)); }).join();  // 2: after 1, not held back
+  breadcrumbs({{kStreamA, 2}});
+  fault();
+  expect_exact(t.findings(), 2);
+  Tracker unseen{64};
+  test::queued(unseen, test::kernel_launch(kQuiet, kStreamA));  // 0: did not complete
+  std::thread([&] {
+    LaunchEvent e = test::kernel_launch(kBusy, kStreamA);  // 1: its call's beginning unknown
+    unseen.number_launch(e);
+    unseen.store_launch(e, true);
+  }).join();
+  test::breadcrumbs(unseen, {{kStreamA, 0}});
+  unseen.record_call(test::call_of("cudaDeviceSynchronize", 710, CallKind::sync_device, 0));
+  Findings f = unseen.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(1, 0));
+}
+
+// Launches on different streams are never ordered by their calls: each stream runs on its own.
+TEST_F(Culprit, CallsOrderOnlyTheLaunchesOfOneStream) {
+  test::queued(t, test::kernel_launch(kQuiet, kStreamA));  // 0: did not complete
+  std::thread([&] { test::queued(t, test::kernel_launch(kBusy, kStreamB)); }).join();  // 1: did not complete
+  breadcrumbs({{kStreamA, 0}, {kStreamB, 0}});
+  fault();
+  Findings f = t.findings();
+  EXPECT_THAT(seqs(f.candidates), ElementsAre(1, 0));
+  EXPECT_STREQ(f.confidence, "window");
+}
+
 // A deep queue: 300 launches on one stream, the breadcrumbs say the first 10 completed. Launch 10 is the only one
 // that can have failed however far it lies behind the newest (further than the 64 candidates a report lists), as
 // long as the ring still holds it.

@@ -35,6 +35,32 @@ inline uint64_t accepted(Tracker& t, LaunchEvent e, const char* api) {  // a cop
   return seq;
 }
 
+// A launch call as the event sources make one with the stream breadcrumbs on: begun (the queue marks read when it
+// began), then ended on the launching thread (numbered, its breadcrumb queued, stored with its queue mark, its
+// success seen). Calls begun before others ended overlapped in time: their order on a shared stream is unknown.
+class LaunchCall {
+ public:
+  LaunchCall(Tracker& t, LaunchEvent e) : t_(t), e_(e) { e_.marks_at_entry = t.queue_marks(); }
+  // breadcrumb: whether a breadcrumb was queued after it (none for a launch synchronized at once instead).
+  uint64_t end(bool breadcrumb = true) {
+    uint64_t seq = t_.number_launch(e_);
+    t_.store_launch(e_, breadcrumb);
+    ApiCall ok;
+    ok.api = "cudaLaunchKernel";
+    ok.kind = CallKind::launch;
+    ok.stream = e_.stream;
+    t_.record_call(ok);
+    return seq;
+  }
+
+ private:
+  Tracker& t_;
+  LaunchEvent e_;
+};
+
+// One launch call, begun and ended before any other begins.
+inline uint64_t queued(Tracker& t, const LaunchEvent& e) { return LaunchCall(t, e).end(); }
+
 inline ApiCall call_of(const char* api, int code, CallKind kind, uintptr_t stream) {
   ApiCall c;
   c.api = api;

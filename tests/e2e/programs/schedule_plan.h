@@ -3,7 +3,9 @@
 // and the GPU's (tests/gpu/schedule_property.cu, real __global__ kernels), so that both run the very same plan.
 //
 // A plan is like a GPU-bound job's: several streams with deep queues (the host far ahead of the device), sometimes the
-// legacy default stream among blocking ones, one or two launching threads (sometimes sharing streams), host syncs of
+// legacy default stream among blocking ones or each thread's own default stream, one or two launching threads
+// (sometimes sharing streams; launching at once, so that their calls overlap, or in turns, as a training step's
+// forward and backward passes do, the second thread one for good or a new one each turn), host syncs of
 // other streams and of the device, events (waited on by streams or by the host), streams made and destroyed, replays
 // of CUDA graphs, and exactly one launch that asserts (a kernel, or a kernel node of a graph replay), with up to a
 // hundred launches queued behind it on its stream. The device's assertion line names the kernel's function or is
@@ -11,8 +13,9 @@
 // launch's grid and block.
 //
 // run() prints, before the final sync, what the oracle needs (the schedule is the seed's alone, whatever a tool does):
-//   plan: streams S threads T steps N named|anonymous [graphs]
-//   busy: B          (1: only the asserting launch's stream can have had work in flight at the fault)
+//   plan: streams S threads T steps N named|anonymous [graphs] [legacy] [per-thread] [turns of K, persistent|fresh]
+//   busy: B          (1: only the asserting launch's stream can have had work in flight at the fault, and every
+//                    launch on it was queued after the one before it had returned)
 //   asserting: stream 0x.. shared_mem M grid G block K
 //   sync: <error name of the final cudaDeviceSynchronize>
 // The asserting launch is the only one with its (stream, shared_mem) pair among the last 30,000 launches.
@@ -25,7 +28,9 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <random>
 #include <thread>
 #include <vector>
@@ -73,6 +78,12 @@ struct Plan {
   Step failing_node;      // when the assert is a graph's node: that node (the graph's second of three)
   bool failing_in_graph = false;
   bool legacy = false;    // stream 0 is the legacy default stream, the others blocking streams
+  bool per_thread = false;  // stream 0 is each launching thread's own default stream (cudaStreamPerThread)
+  // How two launching threads share the streams: at once (their calls overlap), or in turns of `turn` steps each,
+  // the main thread first, the second thread one for good (persistent) or a new one each turn (fresh).
+  enum class Sharing { at_once, persistent_turns, fresh_turns };
+  Sharing sharing = Sharing::at_once;
+  long turn = 0;
 };
 
 // The seed's plan; launches_wanted > 0 fixes the number of launches (else drawn: 20 to 1,500). The order of the draws
@@ -155,8 +166,15 @@ inline Plan make_plan(uint64_t seed, long launches_wanted) {
       p.steps[thread].push_back(c);
     }
   }
-  // One busy stream: only the failing stream ever had launches, from one thread.
-  p.busy_one = p.streams == 1 && p.threads == 1;
+  // Drawn after the steps, so that a seed keeps the steps it always had.
+  p.per_thread = !p.legacy && pick(0, 4) == 0;
+  if (p.threads == 2) {
+    p.sharing = static_cast<Plan::Sharing>(pick(0, 2));
+    p.turn = pick(1, 80);
+  }
+  // One busy stream: only the failing stream ever had launches, one after another: from one thread, or from two
+  // taking turns on it (not on a per-thread stream, which is two streams then).
+  p.busy_one = p.streams == 1 && (p.threads == 1 || (p.sharing != Plan::Sharing::at_once && !p.per_thread));
   return p;
 }
 
@@ -203,7 +221,15 @@ class Executor {
   }
 
   void run_steps(const std::vector<Step>& steps, const std::vector<cudaStream_t>& streams) const {
-    for (const Step& s : steps) {
+    size_t from = 0;
+    run_turn(steps, from, steps.size(), streams);
+  }
+
+  // Steps [from, from + count) of a thread's, or as many as are left; from moves past them.
+  void run_turn(const std::vector<Step>& steps, size_t& from, size_t count, const std::vector<cudaStream_t>& streams) const {
+    size_t end = std::min(steps.size(), from + count);
+    for (; from < end; ++from) {
+      const Step& s = steps[from];
       switch (s.op) {
         case Op::launch:
           launch(s, streams[s.stream]);
@@ -243,8 +269,55 @@ class Executor {
     }
   }
 
+  // Two threads' steps in turns, the main thread first: one thread launches while the other waits for its turn,
+  // handed over through a mutex (persistent) or by starting a new thread and joining it (fresh).
+  void run_in_turns(const Plan& plan, const std::vector<cudaStream_t>& streams) const {
+    const std::vector<Step>&mine = plan.steps[0], &theirs = plan.steps[1];
+    size_t at_mine = 0, at_theirs = 0;
+    size_t turn = static_cast<size_t>(plan.turn);
+    std::mutex m;
+    std::condition_variable cv;
+    bool their_turn = false, finished = false;
+    std::thread persistent;
+    if (plan.sharing == Plan::Sharing::persistent_turns) {
+      persistent = std::thread([&] {
+        std::unique_lock lock(m);
+        for (;;) {
+          cv.wait(lock, [&] { return their_turn || finished; });
+          if (!their_turn) return;
+          lock.unlock();
+          run_turn(theirs, at_theirs, turn, streams);
+          lock.lock();
+          their_turn = false;
+          cv.notify_all();
+        }
+      });
+    }
+    while (at_mine < mine.size() || at_theirs < theirs.size()) {
+      run_turn(mine, at_mine, turn, streams);
+      if (at_theirs >= theirs.size()) continue;
+      if (plan.sharing == Plan::Sharing::fresh_turns) {
+        std::thread([&] { run_turn(theirs, at_theirs, turn, streams); }).join();
+        continue;
+      }
+      std::unique_lock lock(m);
+      their_turn = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return !their_turn; });
+    }
+    if (persistent.joinable()) {
+      {
+        std::lock_guard lock(m);
+        finished = true;
+      }
+      cv.notify_all();
+      persistent.join();
+    }
+  }
+
   // The whole job: the plan's streams and graphs, the oracle on stdout, the steps (on two threads where the plan has
-  // two), the final device sync. Returns the process's exit status: 0, or 4 when CUDA cannot start.
+  // two, at once or in turns), the final device sync. Returns the process's exit status: 0, or 4 when CUDA cannot
+  // start.
   int run(uint64_t seed, long launches) {
     if (cudaFree(nullptr) != cudaSuccess) return 4;
     Plan plan = make_plan(seed, launches);
@@ -254,23 +327,35 @@ class Executor {
     if (plan.legacy) {
       cudaStreamDestroy(streams[0]);
       streams[0] = nullptr;  // the legacy default stream, which waits for the blocking streams and they for it
+    } else if (plan.per_thread) {
+      cudaStreamDestroy(streams[0]);
+      streams[0] = cudaStreamPerThread;  // each launching thread's own
     }
     if (plan.graphs) healthy_graph_ = capture(nullptr);
     if (plan.failing_in_graph) failing_graph_ = capture(&plan.failing_node);
     size_t total = plan.steps[0].size() + plan.steps[1].size();
-    std::printf("plan: streams %d threads %d steps %zu %s%s%s%s\n", plan.streams, plan.threads, total,
+    std::printf("plan: streams %d threads %d steps %zu %s%s%s%s%s", plan.streams, plan.threads, total,
                 plan.anonymous ? "anonymous" : "named", plan.graphs ? " graphs" : "",
-                plan.failing_in_graph ? " (the assert in a graph's node)" : "", plan.legacy ? " legacy" : "");
+                plan.failing_in_graph ? " (the assert in a graph's node)" : "", plan.legacy ? " legacy" : "",
+                plan.per_thread ? " per-thread" : "");
+    if (plan.sharing != Plan::Sharing::at_once)
+      std::printf(" turns of %ld, %s", plan.turn,
+                  plan.sharing == Plan::Sharing::persistent_turns ? "persistent" : "fresh");
+    std::printf("\n");
     std::printf("busy: %d\n", plan.busy_one ? 1 : 0);
     std::printf("asserting: stream 0x%llx shared_mem %u grid %u block %u\n",
                 static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(streams[plan.failing_stream])),
                 plan.failing_shared, plan.failing_grid, plan.failing_block);
     std::fflush(stdout);
-    std::thread second;
-    if (plan.threads == 2)
-      second = std::thread(&Executor::run_steps, this, std::cref(plan.steps[1]), std::cref(streams));
-    run_steps(plan.steps[0], streams);
-    if (second.joinable()) second.join();
+    if (plan.threads == 2 && plan.sharing != Plan::Sharing::at_once) {
+      run_in_turns(plan, streams);
+    } else {
+      std::thread second;
+      if (plan.threads == 2)
+        second = std::thread(&Executor::run_steps, this, std::cref(plan.steps[1]), std::cref(streams));
+      run_steps(plan.steps[0], streams);
+      if (second.joinable()) second.join();
+    }
     cudaError_t sync = cudaDeviceSynchronize();
     std::printf("sync: %s\n", cudaGetErrorName(sync));
     return 0;
