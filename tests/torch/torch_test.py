@@ -30,9 +30,9 @@ def marked_line(job, mark="# the culprit"):
 
 
 class Run(sim_job.Run):
-    def __init__(self, job, shim=True, env=None, timeout=300):
-        super().__init__([TORCH_PYTHON, str(JOBS / job)], FIRSTASSERT, SIM_DIR, PACKAGE_ROOT, shim=shim, env=env,
-                         timeout=timeout)
+    def __init__(self, job, shim=True, env=None, timeout=300, args=()):
+        super().__init__([TORCH_PYTHON, str(JOBS / job), *args], FIRSTASSERT, SIM_DIR, PACKAGE_ROOT, shim=shim,
+                         env=env, timeout=timeout)
 
 
 class TorchJobs(unittest.TestCase):
@@ -58,6 +58,31 @@ class TorchJobs(unittest.TestCase):
         # step): the breadcrumbs leave one candidate.
         self.assert_culprit(run, "mlp_bad_label.py", "nll_loss_forward_reduce_cuda_kernel_2d",
                             "t >= 0 && t < n_classes", {"exact"})
+
+    def assert_exact_at_the_first_summary(self, run):
+        """The summary printed when the error was seen already names the culprit exactly (not only the report
+        rewritten at exit)."""
+        kernel_lines = [line for line in run.stderr.splitlines() if line.startswith("firstassert: kernel ")]
+        self.assertTrue(kernel_lines, run.stderr[-3000:])
+        self.assertIn("nll_loss_forward_reduce_cuda_kernel_2d", kernel_lines[0])
+        self.assertIn("[exact: ", kernel_lines[0])
+
+    def test_the_plain_loop_without_a_host_read_before_backward(self):
+        run = Run("plain_loop_bad_label.py")
+        self.assertNotEqual(run.status, 0, run.stderr[-3000:])
+        # The backward pass's launches on autograd's thread were queued after the loss kernel's call had returned,
+        # behind its breadcrumb: the loss kernel is the only launch that can have failed.
+        report = self.assert_culprit(run, "plain_loop_bad_label.py", "nll_loss_forward_reduce_cuda_kernel_2d",
+                                     "t >= 0 && t < n_classes", {"exact"})
+        self.assertIn("each call began after the call of an unfinished launch", report["decision"]["reason"])
+        self.assert_exact_at_the_first_summary(run)
+
+    def test_the_plain_loop_whose_data_loader_pins_memory_on_its_own_thread(self):
+        run = Run("plain_loop_bad_label.py", args=["pinned"])
+        self.assertNotEqual(run.status, 0, run.stderr[-3000:])
+        self.assert_culprit(run, "plain_loop_bad_label.py", "nll_loss_forward_reduce_cuda_kernel_2d",
+                            "t >= 0 && t < n_classes", {"exact"})
+        self.assert_exact_at_the_first_summary(run)
 
     def test_token_model_with_an_id_past_the_vocabulary_while_a_side_stream_works(self):
         run = Run("token_model_side_stream.py")
