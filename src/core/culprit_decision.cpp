@@ -111,7 +111,7 @@ std::string queued_words(const OpenSet& open) {
   if (open.queued_behind == 0) return std::string();
   return "; " + plural(open.queued_behind, "launch", "launches") +
          " cannot have run: each call began after the call of an unfinished launch on the same stream had returned, "
-         "so each was queued behind that launch's breadcrumb";
+         "so each was queued behind that launch and its breadcrumb (or after the context was lost)";
 }
 
 // The device's line, as far as it told the launches apart.

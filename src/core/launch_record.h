@@ -65,8 +65,9 @@ struct LaunchFields {
   uintptr_t graph_exec = 0;  // a graph launch (or one of its kernel nodes): the executable graph
   // The order of launch calls across threads (Tracker::queue_mark): a launch U with 0 < U.queue_mark <=
   // X.marks_at_entry had queued its kernel and its breadcrumb before X's call began, so on one stream U's breadcrumb
-  // is ahead of X. queue_mark: this call's place among the launch calls that queued a breadcrumb (1-based; 0: none
-  // followed it). marks_at_entry: how many had when this call began (0: not known).
+  // is ahead of X. queue_mark: this call's place among the launch calls that held back what is queued after them
+  // (1-based; 0: it holds back nothing: no breadcrumb followed it, or none could be queued while the context was
+  // still healthy; Breadcrumbs::after_launch). marks_at_entry: how many had when this call began (0: not known).
   uint64_t queue_mark = 0;
   uint64_t marks_at_entry = 0;
   // The Python frames when they are kept for good (python_stack_pool.h): the ring holds this pointer instead of a

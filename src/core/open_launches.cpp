@@ -161,9 +161,19 @@ size_t dropped_without_launches(const Evidence& e, const Generations& generation
   return dropped;
 }
 
+// Whether the breadcrumbs leave a launch unfinished: its own pair's slot, when the pair that follows its (stream,
+// thread) now took its breadcrumb, else (a pair given back, its slot used again) whatever proves it complete.
+bool unfinished(const Evidence& e, const BreadcrumbReading& reading, const LaunchRecord& r, uint64_t key, uint64_t end) {
+  uint64_t before = reading.completed_before(key, end);
+  auto pair = reading.followed.find({key, end, r.thread});
+  if (pair != reading.followed.end() && r.seq >= pair->second->born_at) return r.seq >= before;
+  return not_known_complete(e, r, before);
+}
+
 // Sets aside the open launches whose call began after another unfinished launch on the same stream had been queued
 // with its breadcrumb, whichever thread made either (LaunchFields::queue_mark): that breadcrumb never ran, and the
-// stream runs its work in the order it was queued, so nothing queued behind it started. Calls that overlapped in time
+// stream runs its work in the order it was queued, so nothing queued behind it started. (A launch whose breadcrumb
+// the driver refused because the context was already lost holds back the same: what was queued after it never ran.) Calls that overlapped in time
 // order nothing: of the launches of several threads onto one stream only those stay whose order on it is unknown.
 // One thread's calls never overlap, so this orders its own launches too, as its chain does. Per stream generation
 // (and device, for a default stream, whose key each device has), the unfinished launch queued first is enough to
@@ -182,7 +192,7 @@ void set_aside_queued_behind(const Evidence& e, const Generations& generations, 
     Stream stream;
     if (r.queue_mark == 0 || !stream_of(r, stream)) continue;
     const auto& [key, end, device] = stream;
-    if (!not_known_complete(e, r, reading.completed_before(key, end))) continue;
+    if (!unfinished(e, reading, r, key, end)) continue;
     auto [it, added] = first_unfinished_mark.emplace(stream, r.queue_mark);
     if (!added) it->second = std::min(it->second, r.queue_mark);
   }

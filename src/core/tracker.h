@@ -153,8 +153,9 @@ class Tracker {
   static constexpr uint64_t kNotRecorded = ~uint64_t{0};
   // record_launch in two steps, for the launch path, which queues the launch's breadcrumb under its number before
   // the record is stored: number_launch completes the fields and numbers the launch (kNotRecorded, leaving it as it
-  // was, for a launch into a capturing stream); store_launch stores it, with its queue mark when a breadcrumb was
-  // queued after it (breadcrumb_queued: the driver took the write).
+  // was, for a launch into a capturing stream); store_launch stores it, with its queue mark when whatever is queued
+  // after its call returns lies behind it on its stream (holds_back_later: its breadcrumb was queued, or the context
+  // was lost before the write: Breadcrumbs::after_launch).
   __attribute__((always_inline)) uint64_t number_launch(LaunchEvent& launch) {
     if (capturing_count_.load(std::memory_order_acquire) != 0 && !launch.graph &&
         capturing(stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id())))
@@ -162,10 +163,10 @@ class Tracker {
     complete_fields(launch, names_.intern(launch.kernel));
     return ring_.number(launch);
   }
-  __attribute__((always_inline)) void store_launch(LaunchEvent& launch, bool breadcrumb_queued) {
+  __attribute__((always_inline)) void store_launch(LaunchEvent& launch, bool holds_back_later) {
     // Release: a launch call that reads this mark at its entry (queue_marks, acquire) began after this one's kernel
     // and breadcrumb were queued, so on a shared stream it lies behind that breadcrumb.
-    if (breadcrumb_queued) launch.queue_mark = queue_marks_.fetch_add(1, std::memory_order_acq_rel) + 1;
+    if (holds_back_later) launch.queue_mark = queue_marks_.fetch_add(1, std::memory_order_acq_rel) + 1;
     // The fields go to the ring's slot from where the event source described them, the frames from its buffers.
     ring_.publish(launch, {launch.python_stack, launch.native_stack});
   }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/cuda_errors.h"
 #include "core/log.h"
 #include "core/stream_key.h"
 
@@ -182,7 +183,7 @@ bool Breadcrumbs::after_launch(uint64_t stream_key, int32_t thread, CUstream str
   // seq + 1: a slot still 0 means nothing the pair launched completed yet.
   CUresult r = calls->stream_write_value64(stream, slot->device, seq + 1, 0);
   if (r != CUDA_SUCCESS && !context_lost(r)) disable("cuStreamWriteValue64 failed on this device");
-  return r == CUDA_SUCCESS;
+  return r == CUDA_SUCCESS || is_sticky_error(r);
 }
 
 void Breadcrumbs::give_back_locked(Slot& slot, uint64_t ended_at) {

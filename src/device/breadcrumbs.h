@@ -39,7 +39,9 @@ class Breadcrumbs {
   }
   // After a launch was numbered (not while its stream is capturing). write is false when the launch is synchronized
   // at once instead (FIRSTASSERT_SYNC): that sync's result says whether it completed. Turns itself off, with one
-  // line, when the driver cannot write. Returns whether the driver queued the write.
+  // line, when the driver cannot write. Returns whether the launches queued after this call returns lie behind this
+  // one on its stream: the driver queued the write (they lie behind it, too), or refused it with a sticky error (the
+  // context was lost before: none of them will run).
   bool after_launch(uint64_t stream_key, int32_t thread, CUstream stream, uint64_t seq, bool write);
   // The stream was destroyed when `launches` launches had been recorded: its slots end their generation.
   void stream_destroyed(uint64_t stream_key, uint64_t launches);

@@ -136,6 +136,9 @@ json launch(const LaunchRecord& r, bool resolve_stack = false) {
   j["time"] = iso_time(r.wall_ns);
   j["time_ns"] = r.wall_ns;
   j["correlation_id"] = r.correlation_id;
+  // The order of launch calls across threads (LaunchFields): what ordered one stream's launches, for whoever checks.
+  j["queue_mark"] = r.queue_mark;
+  j["marks_at_entry"] = r.marks_at_entry;
   j["native_stack"] = native_frames(r, resolve_stack);
   j["python_stack"] = python_frames(r);
   return j;

@@ -141,15 +141,15 @@ void after_launch(LaunchEvent& launch, uint64_t seq) {
   bool forced = recording.sync != nullptr && recording.sync->active() && recording.sync->sync_after(seq, launch.kernel);
   // A launch synchronized right away needs no breadcrumb: the sync's own result says whether it completed (and the
   // write would be one more operation on the stream for every launch).
-  bool breadcrumb_queued = false;
+  bool holds_back_later = false;
   if (recording.breadcrumbs != nullptr) {
     OurCall guard;
     int32_t thread = current_thread_id();
     uint64_t key = stream_key(launch.stream, launch.per_thread_default_stream, thread);
-    breadcrumb_queued =
+    holds_back_later =
         recording.breadcrumbs->after_launch(key, thread, reinterpret_cast<CUstream>(handle), seq, !forced);
   }
-  recording.tracker->store_launch(launch, breadcrumb_queued);
+  recording.tracker->store_launch(launch, holds_back_later);
   if (forced) synchronize_after_launch(*recording.tracker, launch, seq, handle);
 }
 

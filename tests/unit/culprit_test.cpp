@@ -571,6 +571,29 @@ TEST_F(Culprit, TwoThreadsTakingTurnsOnOneStreamAreInStreamOrder) {
                                   "on the same stream had returned"));
 }
 
+// A pair given back and its slot used again (a stream made, used and destroyed meanwhile) says its launches, all
+// numbered below some seq, completed: that says nothing of the launches of pairs still followed, whose own slots do.
+// The loss kernel (1) still holds back the other thread's launch (2).
+TEST_F(Culprit, AGivenBackPairSaysNothingOfTheFollowedPairsLaunches) {
+  test::queued(t, test::kernel_launch(kQuiet, kStreamA));  // 0: completed
+  test::queued(t, test::kernel_launch(kQuiet, kStreamA));  // 1: did not complete
+  int32_t other = 0;
+  std::thread([&] {
+    test::queued(t, test::kernel_launch(kBusy, kStreamA));  // 2
+    other = current_thread_id();
+  }).join();
+  int32_t main_thread = current_thread_id();
+  t.set_progress_probe([&]() -> std::optional<StreamProgressView> {
+    StreamProgressView view;
+    view.pairs.push_back({kStreamA, main_thread, 1, 2, 0, StreamProgress::kLive});
+    view.pairs.push_back({kStreamA, other, 1, 3, 0, StreamProgress::kLive});
+    view.unlisted_complete_before = 3;  // a pair given back, whose launches were numbered below 3
+    return view;
+  });
+  fault();
+  expect_exact(t.findings(), 1);
+}
+
 // The same with the other thread's launch first: its call returned before the main thread's began.
 TEST_F(Culprit, TheOtherThreadsEarlierLaunchIsTheOneThatRan) {
   test::queued(t, test::kernel_launch(kQuiet, kStreamA));  // 0: completed
