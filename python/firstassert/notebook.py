@@ -2,9 +2,9 @@
 
 After each cell that fails with a CUDA error, the cell itself shows what firstassert knows, whatever the kernel does
 with C-level output: for the first one, the kernel whose device assert fired, its launch, the launching line in the
-user's terms (`Cell In[4], line 2`), the device's assertion text, the hint and the report's path; for every later
-one, that it is secondary, which cell and kernel lost the context, and that only a restart brings CUDA back. Plain
-text, and HTML where the front end renders it.
+user's terms (`Cell In[4], line 2`; where the failing launch is one of a few, each of them), the device's assertion
+text, the hint and the report's path; for every later one, that it is secondary, which cell and kernel lost the
+context, and that only a restart brings CUDA back. Plain text, and HTML where the front end renders it.
 
 %firstassert             what firstassert is doing in this kernel
 %firstassert show [PATH] a report for a person (no PATH: the newest of the report directory, as after a restart)
@@ -85,9 +85,10 @@ class CellWatch:
             _display(secondary_rows(report, self.first, path), "a secondary CUDA error", RESTART)
 
 
-# The rows of `firstassert show` a failing cell shows: what failed, where it was launched, what to check.
-FIRST_ERROR_ROWS = ("first_error", "kernel", "confidence", "launch", "graph", "launched_at", "device", "values",
-                    "hint")
+# The rows of `firstassert show` a failing cell shows: what failed, where it was launched, what to check. A small
+# window's row names each launch that can have failed, with the user's line: which of them to check is the reader's.
+FIRST_ERROR_ROWS = ("first_error", "kernel", "confidence", "window", "launch", "graph", "launched_at", "device",
+                    "values", "hint")
 REFUSED_ROWS = ("refused", "launched_at", "hint")
 
 

@@ -1,6 +1,7 @@
 #include "report_view.h"
 
 #include "core/plural.h"
+#include "report/small_window.h"
 #include "report_reader.h"
 #include "view_frames.h"
 
@@ -108,6 +109,40 @@ std::string device_text(const json& report, const json& culprit) {
          "then; " + unread + ")";
 }
 
+bool same_launch(const json& a, const json& b) {
+  return number_of(a, "seq", -1) == number_of(b, "seq", -2) &&
+         number_of(object_of(a, "graph_node"), "node") == number_of(object_of(b, "graph_node"), "node");
+}
+
+// Where a launch of the window came from, by the launching line's rule (the innermost frame of the user's code),
+// else its top native frame.
+std::string window_origin(const json& launch, const CellNames& cells) {
+  std::string how = object_of(launch, "graph_node").is_null() ? "" : "captured at ";
+  if (const json* frame = launching_frame(launch)) return how + frame_where(*frame, cells);
+  std::vector<Line> native = native_lines(launch);
+  return native.empty() ? "no stack kept" : how + native[0].text;
+}
+
+// A small window named whole (report/small_window.h): each launch that can have failed, with its kernel, stream and
+// the user's line, the one shown marked at the end (a notebook's text drops a line's leading spaces, so a mark in
+// front would leave the others out of line); in the report's order (those that fit the device's line first).
+void add_window(const json& report, const json& culprit, const CellNames& cells, std::vector<Row>& rows) {
+  const json& candidates = array_of(report, "candidates");
+  long long total = number_of(object_of(report, "decision"), "candidates", -1);
+  size_t count = total < 0 ? candidates.size() : static_cast<size_t>(total);  // a report without a decision
+  if (!window_named_whole(text_of(culprit, "confidence"), count, candidates.size())) return;
+  std::vector<Line> lines{{"the failing launch is one of these " + std::to_string(count) + " (<- the one shown)"}};
+  for (const json& c : candidates) {
+    const json& node = object_of(c, "graph_node");
+    lines.push_back({short_kernel_of(c) +
+                         (node.is_null() ? "" : " (node " + std::to_string(number_of(node, "node")) + ")") +
+                         "  stream " + text_of(c, "stream", "?") + "  " + window_origin(c, cells) +
+                         (same_launch(c, culprit) ? "  <- shown" : ""),
+                     Tone::plain, false});
+  }
+  rows.push_back(row("window", "window", std::move(lines)));
+}
+
 void add_culprit(const json& report, const json& culprit, const CellNames& cells, std::vector<Row>& rows) {
   std::string full = kernel_of(culprit);
   std::vector<Line> kernel{{short_kernel_of(culprit), Tone::strong}};
@@ -115,6 +150,7 @@ void add_culprit(const json& report, const json& culprit, const CellNames& cells
   rows.push_back(row("kernel", "kernel", std::move(kernel)));
   rows.push_back(row("confidence", "confidence",
                      {{text_of(culprit, "confidence", "?") + ": " + text_of(culprit, "reason")}}));
+  add_window(report, culprit, cells, rows);
   rows.push_back(row("launch", "launch", {{launch_text(culprit), Tone::plain, false}}));
   const json& node = object_of(culprit, "graph_node");
   if (!node.is_null()) rows.push_back(row("graph", "graph", graph_lines(culprit, node)));
@@ -150,12 +186,10 @@ void add_candidates(const json& report, const json& culprit, std::vector<Row>& r
   if (candidates.size() < 2) return;
   std::vector<Line> lines{
       {plural(static_cast<long long>(candidates.size()), "launch", "launches") + " had not been seen to complete"}};
-  const json& culprit_node = object_of(culprit, "graph_node");
   for (size_t i = 0; i < candidates.size() && i < kCandidates; ++i) {
     const json& c = candidates[i];
     const json& node = object_of(c, "graph_node");
-    bool is_culprit = number_of(c, "seq", -1) == number_of(culprit, "seq", -2) &&
-                      number_of(node, "node") == number_of(culprit_node, "node");
+    bool is_culprit = same_launch(c, culprit);
     lines.push_back({"#" + std::to_string(number_of(c, "seq", -1)) +
                          (node.is_null() ? "" : " node " + std::to_string(number_of(node, "node"))) + " " +
                          short_kernel_of(c) + " " + dims(c, "grid") + "x" + dims(c, "block") + " stream " +

@@ -6,6 +6,7 @@
 #include "core/demangle.h"
 #include "hints.h"
 #include "launch_origin.h"
+#include "small_window.h"
 
 namespace firstassert {
 namespace {
@@ -27,6 +28,41 @@ std::string configuration(const LaunchRecord& r) {
   std::snprintf(text, sizeof text, "<<<(%u,%u,%u), (%u,%u,%u), %u, stream 0x%llx>>>", r.grid.x, r.grid.y, r.grid.z,
                 r.block.x, r.block.y, r.block.z, r.shared_mem, static_cast<unsigned long long>(r.stream));
   return text;
+}
+
+bool same_launch(const LaunchRecord& a, const LaunchRecord& b) {
+  return a.seq == b.seq && a.graph_node == b.graph_node;
+}
+
+// Where a candidate came from, by the rule of the culprit's "launched from" line: the user's innermost Python frame,
+// else (no Python frames kept) the top native frame.
+std::string candidate_origin(const LaunchRecord& r) {
+  const char* how = r.graph_node != 0 ? "captured from " : "launched from ";
+  std::string python = python_origin(r);
+  if (!python.empty()) return how + python + " (Python)";
+  std::string native = native_origin(r, 1);
+  if (!native.empty()) return how + native + " (native)";
+  return "no stack kept";
+}
+
+// "window: 1 of 2, the one shown: kernel K on stream 0xabc, launched from train.py:18 in step (Python)": each
+// launch of a small window, in the report's order (those that fit the device's line first).
+void add_window_lines(const Findings& f, std::vector<std::string>& lines) {
+  if (!f.culprit || f.confidence == nullptr ||
+      !window_named_whole(f.confidence, f.candidates_total, f.candidates.size()))
+    return;
+  const size_t n = f.candidates.size();
+  for (size_t i = 0; i < n; ++i) {
+    const LaunchRecord& c = f.candidates[i];
+    std::string node = c.graph_node == 0 ? std::string()
+                                         : " (node " + std::to_string(c.graph_node) + " of " +
+                                               std::to_string(c.graph_nodes) + " of a CUDA graph)";
+    char stream[32];
+    std::snprintf(stream, sizeof stream, "0x%llx", static_cast<unsigned long long>(c.stream));
+    lines.push_back("window: " + std::to_string(i + 1) + " of " + std::to_string(n) +
+                    (same_launch(c, *f.culprit) ? ", the one shown" : "") + ": kernel " + kernel_name(c) + node +
+                    " on stream " + stream + ", " + candidate_origin(c));
+  }
 }
 
 }  // namespace
@@ -54,6 +90,7 @@ std::vector<std::string> summary_lines(const Findings& f, const std::string& rep
     std::string native = native_origin(*f.culprit, 3);
     if (!native.empty()) lines.push_back("native: " + native);
   }
+  add_window_lines(f, lines);
   if (f.culprit_message) {
     const DeviceMessage& m = *f.culprit_message;
     std::snprintf(text, sizeof text, "device: %s:%u: %s: block [%u,%u,%u], thread [%u,%u,%u]: `%s` failed", m.file,

@@ -256,6 +256,71 @@ TEST(CliShow, RefusedLaunchReportReadsAsTheGoldenText) {
   expect_golden(r.out, "refused_report.txt");
 }
 
+TEST(CliShow, SmallWindowReportReadsAsTheGoldenText) {
+  e2e::TempDir dir;
+  e2e::Run r = cli({"show", "window_report.json"}, kGolden);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  expect_golden(r.out, "window_report.txt");
+}
+
+// A window of at most four names each launch under the confidence: kernel, stream and the user's line (the innermost
+// frame outside the libraries, else the top native frame), the one shown marked; in a notebook, cells by their
+// names. A window of five is left to the candidates' list.
+TEST(CliShow, ASmallWindowNamesEachOfItsLaunches) {
+  e2e::TempDir dir;
+  const std::string window_row =
+      "shown, not claimed\n"  // the confidence row's end: the window comes right under it
+      "window       the failing launch is one of these 3 (<- the one shown)\n"
+      "             triton_poi_fused_embedding_0  stream 0x5555beef0000  /home/ana/project/model.py:17 in forward\n"
+      "             vectorized_elementwise_kernel  stream 0x5555deadbeef  at::native::fill_kernel_cuda(at::TensorIterator&, "
+      "c10::Scalar const&)\n"
+      "             nll_loss_forward_reduce_cuda_kernel_2d  stream 0x5555deadbeef  /home/ana/project/train.py:42 in "
+      "compute_loss  <- shown\n"
+      "launch       ";
+  e2e::Run text = cli({"show", "window_report.json"}, kGolden);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find(window_row), std::string::npos) << text.out;
+
+  e2e::Run rows = cli({"show", "--rows", "window_report.json"}, kGolden);
+  ASSERT_EQ(rows.exit_code, 0) << rows.err;
+  json view = json::parse(rows.out);
+  std::vector<std::string> keys;
+  for (const json& row : view["rows"]) keys.push_back(row["key"]);
+  EXPECT_EQ(keys, (std::vector<std::string>{"process", "command", "first_error", "kernel", "confidence", "window",
+                                            "launch", "launched_at", "device", "hint", "python", "candidates",
+                                            "secondary", "written"}));
+
+  // In a notebook, the launches from cells are named as IPython names them.
+  json report = json::parse(e2e::read_file(kGolden + "/window_report.json"));
+  const std::string cell_file = "/tmp/ipykernel_5151/1234.py";
+  report["candidates"][0]["python_stack"][1] = {{"file", cell_file}, {"line", 3}, {"function", "<module>"}};
+  std::string path = dir.path() + "/firstassert-host-1.json";
+  std::ofstream(path) << report.dump();
+  std::ofstream(path + ".cells") << json{{cell_file, {{"cell", "In[7]"}, {"source", "a\nb\nc\n"}}}}.dump();
+  e2e::Run cells = cli({"show", path}, dir.path());
+  ASSERT_EQ(cells.exit_code, 0) << cells.err;
+  EXPECT_NE(cells.out.find("\n             triton_poi_fused_embedding_0  stream 0x5555beef0000  Cell In[7], line 3\n"),
+            std::string::npos)
+      << cells.out;
+
+  // Five launches: no window row; the candidates' list is as it was.
+  report = json::parse(e2e::read_file(kGolden + "/window_report.json"));
+  for (long long seq : {3009, 3008}) {
+    json older = report["candidates"][2];
+    older["seq"] = seq;
+    report["candidates"].push_back(older);
+  }
+  report["decision"]["candidates"] = 5;
+  std::ofstream(path, std::ios::trunc) << report.dump();
+  std::filesystem::remove(path + ".cells");
+  e2e::Run five = cli({"show", path}, dir.path());
+  ASSERT_EQ(five.exit_code, 0) << five.err;
+  EXPECT_EQ(five.out.find("\nwindow "), std::string::npos) << five.out;
+  EXPECT_EQ(five.out.find("<- shown"), std::string::npos) << five.out;
+  EXPECT_NE(five.out.find("\ncandidates   5 launches had not been seen to complete\n"), std::string::npos) << five.out;
+}
+
 // A report that names no culprit says so, with the decision's confidence and reason.
 TEST(CliShow, AReportWithoutACulpritShowsWhyNoneIsNamed) {
   e2e::TempDir dir;

@@ -494,6 +494,111 @@ class ShowFoldsFrameworkFrames(unittest.TestCase):
             "... 1 frame of runpy"], shown)
 
 
+class CellOfASmallWindow(unittest.TestCase):
+    """The failing cell (notebook.CellWatch) of a report whose failing launch is one of a few: the rows the command
+    gives, as the cell lays them out; the report is made here, with the shim's refresh and the display stood in for."""
+
+    CELL_FILE = "/tmp/ipykernel_5151/2718281828.py"
+
+    @staticmethod
+    def launch(seq, kernel, stream, frames):
+        return {"seq": seq, "api": "cuLaunchKernel", "graph": False, "graph_node": None, "kernel": kernel,
+                "short_name": kernel, "mangled": kernel, "grid": [8, 1, 1], "block": [128, 1, 1], "shared_mem": 0,
+                "stream": stream, "per_thread_default_stream": False, "device": 0, "thread": 5151,
+                "native_stack": [], "python_stack": frames}
+
+    def window_report(self, count):
+        """count launches on streams of their own, each from its own line; the oldest is the one shown."""
+        site = "/usr/lib/python3.11/site-packages/torch/_inductor/output_code.py"
+        launches = []
+        for i in range(count):
+            # The newest from a cell, the others from the user's module below a library frame.
+            where = ({"file": self.CELL_FILE, "line": 3, "function": "<module>"} if i == count - 1 else
+                     {"file": "/home/u/train.py", "line": 20 + i, "function": "step"})
+            launches.append(self.launch(10 + i, "triton_poi_fused_%d" % i, "0x7f0%d" % i,
+                                        [{"file": site, "line": 460, "function": "__call__"}, where]))
+        reason = ("the failing launch is one of %d launches not seen to complete when cudaStreamSynchronize reported "
+                  "cudaErrorIllegalAddress; the device printed no assertion line that tells them apart; the oldest "
+                  "is shown, not claimed" % count)
+        culprit = dict(launches[0], confidence="window", reason=reason, device_message=None, hint=None)
+        return {"schema": "firstassert/1", "final": False,
+                "first_error": {"api": "cudaStreamSynchronize", "code": 700, "name": "cudaErrorIllegalAddress",
+                                "description": "an illegal memory access was encountered", "sticky": True,
+                                "thread": 5151},
+                "decision": {"confidence": "window", "reason": reason, "candidates": count},
+                "culprit": culprit, "candidates": launches[::-1], "device_messages": [],
+                "secondary": {"count": 0, "sites": []}}
+
+    def shown_in_cell(self, report):
+        """[(title, rows, text)] of what the cell displayed."""
+        sys.path.insert(0, PACKAGE_ROOT)
+        from firstassert import library, notebook
+        displayed = []
+
+        class Result:
+            error_in_exec = RuntimeError("CUDA error: an illegal memory access was encountered")
+            execution_count = 5
+
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "firstassert-node3-5151.json")
+            with open(path, "w") as f:
+                json.dump(report, f)
+            # The names the kernel kept of its cells (as after a restart: no IPython in this process).
+            with open(path + ".cells", "w") as f:
+                json.dump({self.CELL_FILE: {"cell": "In[5]", "source": "x = 1\ny = 2\nz = model(x)\n"}}, f)
+            saved = library.refresh_report, notebook._display
+            library.refresh_report = lambda: path
+            notebook._display = lambda rows, title, footer: displayed.append(
+                (title, rows, notebook.render_text(rows, title, footer)))
+            try:
+                _, out, err = captured(notebook.CellWatch().after_cell, Result())
+            finally:
+                library.refresh_report, notebook._display = saved
+        self.assertEqual((out, err), ("", ""))
+        return displayed
+
+    def test_a_window_of_two_names_each_launch_with_its_line(self):
+        [(title, rows, text)] = self.shown_in_cell(self.window_report(2))
+        self.assertEqual(title, "the first CUDA error of this kernel")
+        labels = [label for label, _ in rows]
+        self.assertEqual(labels[labels.index("confidence") + 1], "window", rows)
+        window = dict(rows)["window"]
+        # Newest first, as the report lists them; the oldest is the one the kernel row shows.
+        self.assertEqual(window, ["the failing launch is one of these 2 (<- the one shown)",
+                                  "triton_poi_fused_1  stream 0x7f01  Cell In[5], line 3",
+                                  "triton_poi_fused_0  stream 0x7f00  /home/u/train.py:20 in step  <- shown"])
+        self.assertEqual(dict(rows)["kernel"][0], "triton_poi_fused_0")
+        self.assertIn("\n  window       the failing launch is one of these 2 (<- the one shown)\n"
+                      "               triton_poi_fused_1  stream 0x7f01  Cell In[5], line 3\n"
+                      "               triton_poi_fused_0  stream 0x7f00  /home/u/train.py:20 in step  <- shown\n",
+                      text)
+
+    def test_a_window_of_four_names_each_and_of_five_none(self):
+        [(_, rows, _)] = self.shown_in_cell(self.window_report(4))
+        window = dict(rows)["window"]
+        self.assertEqual(len(window), 5, window)
+        for i in range(3):
+            named = "triton_poi_fused_%d  stream 0x7f0%d  /home/u/train.py:%d in step" % (i, i, 20 + i)
+            self.assertEqual([line for line in window if line.startswith(named)], [window[4 - i]], window)
+        self.assertEqual(window[1], "triton_poi_fused_3  stream 0x7f03  Cell In[5], line 3")
+        self.assertEqual([line for line in window if line.endswith("  <- shown")],
+                         ["triton_poi_fused_0  stream 0x7f00  /home/u/train.py:20 in step  <- shown"])
+
+        [(_, rows, text)] = self.shown_in_cell(self.window_report(5))
+        self.assertNotIn("window", [label for label, _ in rows])
+        self.assertNotIn("triton_poi_fused_1", text)
+
+    def test_a_claim_shows_no_window(self):
+        report = self.window_report(2)
+        report["culprit"].update(confidence="exact", reason="the only launch not seen to complete")
+        report["decision"].update(confidence="exact", candidates=1)
+        report["candidates"] = [report["candidates"][1]]
+        [(_, rows, text)] = self.shown_in_cell(report)
+        self.assertEqual([label for label, _ in rows],
+                         ["first error", "kernel", "confidence", "launch", "launched at", "device", "hint", "report"])
+        self.assertNotIn("<- shown", text)
+
+
 class LastReport(unittest.TestCase):
     def test_empty_dir(self):
         fa = import_module()
