@@ -138,6 +138,11 @@ TORCH_JOBS = (
     # The embedding's index_select is a gather of whole rows: the simulator's torch ran the elementwise kernel; where
     # the rows are 16-byte aligned 2.15 runs vectorized_gather_kernel instead (tests/sim/aten/README.md), so either,
     # each with its own condition, is the embedding's own kernel.
+    job("plain_loop_bad_label.py", ("nll_loss_forward_reduce_cuda_kernel_2d",), ("t >= 0 && t < n_classes",),
+        ("exact",),
+        "one stream fed by two threads in turns (the forward pass and the optimizer on the main thread, the backward "
+        "pass on autograd's) and no host read before backward(): the backward pass's calls began after the loss "
+        "kernel's had returned, behind its breadcrumb, which leaves one candidate"),
     job("token_model_side_stream.py", ("_scatter_gather_elementwise_kernel", "vectorized_gather_kernel"),
         ("idx_dim >= 0 && idx_dim < index_size", "ind >=0 && ind < ind_dim_size"), ("exact", "likely"),
         "the side stream's matmuls were still queued when the gather asserted, so two launches could have failed and "

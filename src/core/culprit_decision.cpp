@@ -8,7 +8,8 @@
 //        sync proved complete;
 //     b. whether that set is whole: the ring still holds every launch that may belong in it, and every stream end
 //        that tells a pending launch's generation is still known;
-//     c. with breadcrumbs and a whole set, the launches that waited (through an event) on unfinished work set aside;
+//     c. with breadcrumbs and a whole set, the launches that waited (through an event recorded behind an unfinished
+//        launch, the calls ordered by their queue marks) on unfinished work set aside;
 //     d. a graph launch left open becomes the kernel nodes of its replay that can have failed.
 //  3. Not whole: unknown, nothing named.
 //  4. None open: unknown; the failing work was not a launch firstassert recorded.

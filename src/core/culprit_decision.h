@@ -39,17 +39,20 @@ struct StreamEnd {
   uint64_t at = 0;
 };
 
-// A stream wait on an event: the waiting thread's launches onto `stream_key` numbered from `from` on wait until the
-// work the event stood for completed: the launches on the upstream stream numbered below `before`.
+// A stream wait on an event: the launches onto `stream_key` whose call began after the wait's had returned (their
+// marks_at_entry at least `mark`) wait until the work the event stood for completed: what was queued on the upstream
+// stream before the record, among it the launches whose queue mark is at most the record's `marks_at_entry`.
 struct StreamWait {
   uint64_t stream_key = 0;
   int32_t thread = 0;
-  uint64_t from = 0;
+  uint64_t from = 0;  // launches recorded when the wait returned
+  uint64_t mark = 0;  // the wait's own queue mark, taken once it was queued (Tracker::queue_marks); 0: none
   struct Upstream {
     uint64_t stream_key = 0;
-    int32_t thread = 0;  // the thread that recorded the event (the one that waited on it, too)
-    uint64_t before = 0;
+    int32_t thread = 0;  // the thread that recorded the event
+    uint64_t before = 0;  // launches recorded when the record returned
     uintptr_t context = 0;
+    uint64_t marks_at_entry = 0;  // the queue marks when the record call began; 0: not known
   } upstream;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -170,53 +171,91 @@ bool unfinished(const Evidence& e, const BreadcrumbReading& reading, const Launc
   return not_known_complete(e, r, before);
 }
 
-// Sets aside the open launches whose call began after another unfinished launch on the same stream had been queued
-// with its breadcrumb, whichever thread made either (LaunchFields::queue_mark): that breadcrumb never ran, and the
-// stream runs its work in the order it was queued, so nothing queued behind it started. (A launch whose breadcrumb
-// the driver refused because the context was already lost holds back the same: what was queued after it never ran.) Calls that overlapped in time
-// order nothing: of the launches of several threads onto one stream only those stay whose order on it is unknown.
-// One thread's calls never overlap, so this orders its own launches too, as its chain does. Per stream generation
-// (and device, for a default stream, whose key each device has), the unfinished launch queued first is enough to
-// compare against. Nothing is set aside if nothing would be left.
-void set_aside_queued_behind(const Evidence& e, const Generations& generations, const BreadcrumbReading& reading,
-                             OpenSet& open) {
-  using Stream = std::tuple<uint64_t, uint64_t, uintptr_t>;  // key, generation end, device (default streams only)
-  auto stream_of = [&](const LaunchRecord& r, Stream& stream) {
-    uint64_t key = key_of(r);
-    if (shared_default(e, key) || (is_default_stream_key(key) && r.context == 0)) return false;
-    stream = {key, generations.end_of(key, r.seq), is_default_stream_key(key) ? r.context : 0};
-    return true;
-  };
-  std::map<Stream, uint64_t> first_unfinished_mark;  // per stream, the smallest queue mark of an unfinished launch
+// A stream as calls order it: its key, its generation, and its device for a default stream (each device has one under
+// the same key).
+using OrderedStream = std::tuple<uint64_t, uint64_t, uintptr_t>;
+
+// The stream a launch was queued on, or nothing where the key does not name one stream (a default stream shared by
+// several devices, or one whose device is not known).
+std::optional<OrderedStream> ordered_stream(const Evidence& e, const Generations& generations, uint64_t key, uint64_t seq,
+                                            uintptr_t context) {
+  if (shared_default(e, key) || (is_default_stream_key(key) && context == 0)) return std::nullopt;
+  return OrderedStream{key, generations.end_of(key, seq), is_default_stream_key(key) ? context : 0};
+}
+
+// Per stream, the smallest queue mark of a launch the breadcrumbs leave unfinished (LaunchFields::queue_mark): any
+// call that began at or after it lies behind that launch's breadcrumb, which never ran, and the stream runs its work
+// in the order it was queued, so nothing queued behind it started. (A launch whose breadcrumb the driver refused
+// because the context was already lost holds back the same: what was queued after it never ran.)
+std::map<OrderedStream, uint64_t> first_unfinished_marks(const Evidence& e, const Generations& generations,
+                                                         const BreadcrumbReading& reading) {
+  std::map<OrderedStream, uint64_t> marks;
   for (const LaunchRecord& r : e.pending) {
-    Stream stream;
-    if (r.queue_mark == 0 || !stream_of(r, stream)) continue;
-    const auto& [key, end, device] = stream;
+    std::optional<OrderedStream> stream = ordered_stream(e, generations, key_of(r), r.seq, r.context);
+    if (r.queue_mark == 0 || !stream) continue;
+    const auto& [key, end, device] = *stream;
     if (!unfinished(e, reading, r, key, end)) continue;
-    auto [it, added] = first_unfinished_mark.emplace(stream, r.queue_mark);
+    auto [it, added] = marks.emplace(*stream, r.queue_mark);
     if (!added) it->second = std::min(it->second, r.queue_mark);
   }
-  std::vector<bool> behind(open.launches.size(), false);
-  size_t count = 0;
-  for (size_t i = 0; i < open.launches.size(); ++i) {
-    const LaunchRecord& c = open.launches[i];
-    Stream stream;
-    if (c.marks_at_entry == 0 || !stream_of(c, stream)) continue;
-    auto first = first_unfinished_mark.find(stream);
-    // Its own mark is taken after its call began: a launch is never behind itself.
-    behind[i] = first != first_unfinished_mark.end() && first->second <= c.marks_at_entry;
-    count += behind[i];
-  }
-  if (count == 0 || count == open.launches.size()) return;
+  return marks;
+}
+
+// Keeps the open launches not marked aside; none are set aside if none would be left. Returns how many were.
+size_t set_aside(OpenSet& open, const std::vector<bool>& aside) {
+  size_t count = std::count(aside.begin(), aside.end(), true);
+  if (count == 0 || count == open.launches.size()) return 0;
   OpenSet kept;
   for (size_t i = 0; i < open.launches.size(); ++i) {
-    if (!behind[i]) add_open(kept, open.launches[i], open.first_of_followed[i]);
+    if (!aside[i]) add_open(kept, open.launches[i], open.first_of_followed[i]);
   }
   open.launches = std::move(kept.launches);
   open.first_of_followed = std::move(kept.first_of_followed);
   open.unfollowed = std::find(open.first_of_followed.begin(), open.first_of_followed.end(), false) !=
                     open.first_of_followed.end();
-  open.queued_behind = count;
+  return count;
+}
+
+// Sets aside the open launches whose call began after an unfinished launch on the same stream had been queued with
+// its breadcrumb, whichever thread made either. Calls that overlapped in time order nothing: of the launches of
+// several threads onto one stream only those stay whose order on it is unknown. One thread's calls never overlap, so
+// this orders its own launches too, as its chain does.
+void set_aside_queued_behind(const Evidence& e, const Generations& generations,
+                             const std::map<OrderedStream, uint64_t>& first_unfinished, OpenSet& open) {
+  std::vector<bool> behind(open.launches.size(), false);
+  for (size_t i = 0; i < open.launches.size(); ++i) {
+    const LaunchRecord& c = open.launches[i];
+    std::optional<OrderedStream> stream = ordered_stream(e, generations, key_of(c), c.seq, c.context);
+    if (c.marks_at_entry == 0 || !stream) continue;
+    auto first = first_unfinished.find(*stream);
+    // Its own mark is taken after its call began: a launch is never behind itself.
+    behind[i] = first != first_unfinished.end() && first->second <= c.marks_at_entry;
+  }
+  open.queued_behind = set_aside(open, behind);
+}
+
+// Sets aside the open launches that waited on an event (cudaStreamWaitEvent) whose record was queued behind an
+// unfinished launch: the record's call began after that launch on the recorded stream had been queued with its
+// breadcrumb, so the event never completed; the wait's call returned before the launch's call began, so the launch is
+// queued behind the wait on its stream and never started. Calls order them whichever threads made them.
+void set_aside_waiting(const Evidence& e, const Generations& generations,
+                       const std::map<OrderedStream, uint64_t>& first_unfinished, OpenSet& open) {
+  std::vector<bool> waiting(open.launches.size(), false);
+  for (size_t i = 0; i < open.launches.size(); ++i) {
+    const LaunchRecord& c = open.launches[i];
+    uint64_t key = key_of(c);
+    uint64_t born = generations.start_of(key, generations.end_of(key, c.seq));
+    for (const StreamWait& w : e.waits) {
+      const StreamWait::Upstream& up = w.upstream;
+      if (w.stream_key != key || w.mark == 0 || w.mark > c.marks_at_entry || w.from < born || up.marks_at_entry == 0)
+        continue;
+      std::optional<OrderedStream> recorded = ordered_stream(e, generations, up.stream_key, up.before, up.context);
+      auto first = recorded ? first_unfinished.find(*recorded) : first_unfinished.end();
+      waiting[i] = first != first_unfinished.end() && first->second <= up.marks_at_entry;
+      if (waiting[i]) break;
+    }
+  }
+  open.waiting = set_aside(open, waiting);
 }
 
 // The launches that can have failed, by the stream breadcrumbs: per (stream, thread), the first not known complete.
@@ -249,7 +288,9 @@ OpenSet open_by_breadcrumbs(const Evidence& e) {
     open.dropped_streams = dropped;
     return open;
   }
-  set_aside_queued_behind(e, generations, reading, open);
+  std::map<OrderedStream, uint64_t> first_unfinished = first_unfinished_marks(e, generations, reading);
+  set_aside_queued_behind(e, generations, first_unfinished, open);
+  set_aside_waiting(e, generations, first_unfinished, open);
   return open;
 }
 
@@ -270,43 +311,6 @@ bool generations_forgotten(const Evidence& e) {
   return e.generations_known_from > 0 &&
          std::any_of(e.pending.begin(), e.pending.end(),
                      [&](const LaunchRecord& r) { return r.seq < e.generations_known_from; });
-}
-
-// Sets aside the open launches that waited (cudaStreamWaitEvent, by the thread that launched them, before it did) on
-// an event the same thread recorded after a launch of its own the breadcrumbs show unfinished: that launch's
-// breadcrumb was queued before the event, so the event never completed and the waiting launch never started. One
-// thread made the record, the wait and both launches, so their order is the host's own. Only the first unfinished
-// launch of a followed pair counts as unfinished here; nothing is set aside if nothing would be left.
-void set_aside_waiting(const Evidence& e, OpenSet& open) {
-  Generations generations(e);
-  std::vector<bool> waiting(open.launches.size(), false);
-  size_t count = 0;
-  for (size_t i = 0; i < open.launches.size(); ++i) {
-    const LaunchRecord& c = open.launches[i];
-    uint64_t key = key_of(c);
-    uint64_t born = generations.start_of(key, generations.end_of(key, c.seq));
-    for (const StreamWait& w : e.waits) {
-      if (w.stream_key != key || w.thread != c.thread || w.upstream.thread != c.thread || w.from > c.seq ||
-          w.from < born)
-        continue;
-      for (size_t j = 0; j < open.launches.size() && !waiting[i]; ++j) {
-        const LaunchRecord& up = open.launches[j];
-        waiting[i] = open.first_of_followed[j] && j != i && key_of(up) == w.upstream.stream_key &&
-                     up.thread == w.upstream.thread && up.seq < w.upstream.before &&
-                     (w.upstream.context == 0 || up.context == 0 || up.context == w.upstream.context);
-      }
-      if (waiting[i]) break;
-    }
-    count += waiting[i];
-  }
-  if (count == 0 || count == open.launches.size()) return;
-  std::vector<LaunchRecord> kept;
-  for (size_t i = 0; i < open.launches.size(); ++i) {
-    if (!waiting[i]) kept.push_back(open.launches[i]);
-  }
-  open.launches = std::move(kept);
-  open.first_of_followed.clear();
-  open.waiting = count;
 }
 
 // A graph launch left open is the kernel nodes of its replay that can have failed, when its breadcrumbs say.
@@ -339,8 +343,7 @@ size_t count_streams(const std::vector<LaunchRecord>& launches) {
 OpenSet open_launches(const Evidence& e) {
   OpenSet open = e.progress ? open_by_breadcrumbs(e) : open_by_syncs(e);
   if (open.complete() && generations_forgotten(e)) open.missing = Missing::generations_forgotten;
-  if (open.by_breadcrumbs && open.complete()) set_aside_waiting(e, open);
-  // first_of_followed no longer matches the launches once graphs are opened: only set_aside_waiting reads it.
+  // first_of_followed no longer matches the launches once graphs are opened.
   expand_graphs(e, open.launches);
   std::sort(open.launches.begin(), open.launches.end(), newest_first);
   open.streams = count_streams(open.launches);

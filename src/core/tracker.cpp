@@ -112,14 +112,16 @@ void Tracker::record_event_locked(const ApiCall& call, uint64_t key, uint64_t up
   if (call.event == 0 || capturing(key)) return;
   EventRecord& slot = event_slot(call.event);
   slot.event = call.event;
-  slot.upstream = {key, current_thread_id(), upto, call.context};
+  slot.upstream = {key, current_thread_id(), upto, call.context, call.marks_at_entry};
 }
 
 void Tracker::wait_event_locked(const ApiCall& call, uint64_t key) {
   if (call.event == 0 || capturing(key)) return;
   const EventRecord& slot = event_slot(call.event);
   if (slot.event != call.event) return;  // never recorded, or pushed out: nothing known
-  StreamWait wait{key, current_thread_id(), ring_.total(), slot.upstream};
+  // The wait is queued (this is its call's return): launch calls that begin after this mark are behind it.
+  StreamWait wait{key, current_thread_id(), ring_.total(), queue_marks_.fetch_add(1, std::memory_order_acq_rel) + 1,
+                  slot.upstream};
   if (waits_.size() < kMaxWaits) {
     waits_.push_back(wait);
   } else {

@@ -55,6 +55,8 @@ struct ApiCall {
   uintptr_t context = 0;
   // launch_count() when the call was entered: what a successful sync proves complete. kUnknown: count at exit.
   uint64_t launches_at_entry = kUnknown;
+  // record_event: queue_marks() when the call was entered (the launches queued before the record); 0: not known.
+  uint64_t marks_at_entry = 0;
   static constexpr uint64_t kUnknown = ~uint64_t{0};
 };
 

@@ -86,9 +86,9 @@ uint64_t launch_entering(const LaunchEvent& launch) {
   return recording.tracker->queue_marks() | kMarksTag;
 }
 
-// A stream or device call about to be made (a sync, a query, a stream's destruction, a capture's beginning): returns
-// the launch count a successful sync proves complete, which is what was launched before it began (0 when the
-// breadcrumbs prove it already, or the call proves nothing).
+// A stream or device call about to be made (a sync, a query, a stream's destruction, a capture's beginning, an event's
+// record): returns the launch count a successful sync proves complete, which is what was launched before it began (0
+// when the breadcrumbs prove it already, or the call proves nothing); for an event's record, the tagged queue marks.
 uint64_t stream_call_entering(const CallSite& site, const ApiCall& probe) {
   if (routine_call(site.domain, site.cbid)) return 0;
   if (probe.kind == CallKind::destroy_stream) {
@@ -107,6 +107,8 @@ uint64_t stream_call_entering(const CallSite& site, const ApiCall& probe) {
     if (recording.graphs != nullptr) recording.graphs->disable("the CUDA context was destroyed or reset");
     return 0;
   }
+  // An event's record: the queue marks (the launches queued before it, whatever their thread), not the launch count.
+  if (probe.kind == CallKind::record_event) return recording.tracker->queue_marks() | kMarksTag;
   if (probe.kind == CallKind::begin_capture && recording.graphs != nullptr) {
     OurCall guard;
     recording.graphs->prepare();
@@ -189,8 +191,13 @@ void call_returned(const CallSite& site, int code, uintptr_t context, const uint
   call.api = site.function;
   call.code = code;
   call.context = context;
-  if (describe_stream_call(site.domain, site.cbid, site.params, call))
+  if (describe_stream_call(site.domain, site.cbid, site.params, call)) {
     call.launches_at_entry = entered != nullptr ? *entered : 0;
+    if (call.kind == CallKind::record_event) {
+      call.marks_at_entry = marks_at_entry(entered);
+      call.launches_at_entry = ApiCall::kUnknown;  // the count at its return
+    }
+  }
   bool proves_nothing_new = code == 0 && routine_call(site.domain, site.cbid);
   if ((code != 0 || call.kind != CallKind::other) && !proves_nothing_new) recording.tracker->record_call(call);
 }

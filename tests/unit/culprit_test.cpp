@@ -693,25 +693,39 @@ TEST_F(Culprit, ADeepQueueIsExactOnItsFirstUnfinishedLaunch) {
 
 constexpr uintptr_t kEvent = 0xe1;
 
-ApiCall event_call(CallKind kind, uintptr_t stream, uint64_t launches_at_entry) {
+// An event's record or a wait on it, as the event sources report its return; a record carries the queue marks when
+// its call began (launches queued before it).
+ApiCall event_call(Tracker& t, CallKind kind, uintptr_t stream) {
   ApiCall c = test::call_of(kind == CallKind::record_event ? "cudaEventRecord" : "cudaStreamWaitEvent", 0, kind, stream);
   c.event = kEvent;
-  c.launches_at_entry = launches_at_entry;
+  if (kind == CallKind::record_event) c.marks_at_entry = t.queue_marks();
   return c;
 }
 
 // B waited on an event recorded on A after A's launch 0, which its breadcrumbs show unfinished: B's launch never
 // started, so A's launch alone can have failed.
 TEST_F(Culprit, ALaunchThatWaitedOnAnUnfinishedLaunchsEventIsSetAside) {
-  launch(kQuiet, kStreamA);                                        // 0: unfinished
-  t.record_call(event_call(CallKind::record_event, kStreamA, 1));  // stands for launch 0
-  t.record_call(event_call(CallKind::wait_event, kStreamB, 1));
-  launch(kBusy, kStreamB);  // 1: waits for launch 0
+  test::queued(t, test::kernel_launch(kQuiet, kStreamA));         // 0: unfinished
+  t.record_call(event_call(t, CallKind::record_event, kStreamA));  // stands for launch 0
+  t.record_call(event_call(t, CallKind::wait_event, kStreamB));
+  test::queued(t, test::kernel_launch(kBusy, kStreamB));  // 1: waits for launch 0
   breadcrumbs({{kStreamA, 0}, {kStreamB, 0}});
   fault();
   Findings f = t.findings();
   expect_exact(f, 0);
   EXPECT_THAT(f.reason, HasSubstr("1 launch on other streams waited (through an event) on unfinished work"));
+}
+
+// The same with each call on a thread of its own, one after another (a data-loading thread records, the training
+// thread waits and launches): the calls order them as one thread's would.
+TEST_F(Culprit, AnEventRecordedAndWaitedOnByOtherThreadsInTurnSetsTheWaitingLaunchAside) {
+  std::thread([&] { test::queued(t, test::kernel_launch(kQuiet, kStreamA)); }).join();  // 0: unfinished
+  std::thread([&] { t.record_call(event_call(t, CallKind::record_event, kStreamA)); }).join();
+  t.record_call(event_call(t, CallKind::wait_event, kStreamB));
+  test::queued(t, test::kernel_launch(kBusy, kStreamB));  // 1
+  breadcrumbs({{kStreamA, 0}, {kStreamB, 0}});
+  fault();
+  expect_exact(t.findings(), 0);
 }
 
 // Launches 0 on A and 1 on B, both shown unfinished by the breadcrumbs: nothing set aside leaves the window of both.
@@ -725,29 +739,41 @@ void expect_both_candidates(Tracker& t) {
 
 // The event was recorded before launch 0: it stands for nothing unfinished, and B's launch may have run.
 TEST_F(Culprit, AWaitOnAnEventRecordedBeforeTheUnfinishedLaunchSetsNothingAside) {
-  t.record_call(event_call(CallKind::record_event, kStreamA, 0));
-  launch(kQuiet, kStreamA);  // 0: unfinished, after the record
-  t.record_call(event_call(CallKind::wait_event, kStreamB, 1));
-  launch(kBusy, kStreamB);   // 1
+  t.record_call(event_call(t, CallKind::record_event, kStreamA));
+  test::queued(t, test::kernel_launch(kQuiet, kStreamA));  // 0: unfinished, after the record
+  t.record_call(event_call(t, CallKind::wait_event, kStreamB));
+  test::queued(t, test::kernel_launch(kBusy, kStreamB));  // 1
   expect_both_candidates(t);
 }
 
-// Another thread recorded the event: its record may have reached stream A before launch 0's breadcrumb, so launch 0
-// may have completed and B's launch run. Nothing is set aside.
-TEST_F(Culprit, AnEventRecordedByAnotherThreadSetsNothingAside) {
-  launch(kQuiet, kStreamA);  // 0
-  std::thread([&] { t.record_call(event_call(CallKind::record_event, kStreamA, 1)); }).join();
-  t.record_call(event_call(CallKind::wait_event, kStreamB, 1));
-  launch(kBusy, kStreamB);  // 1
+// The record's call began while launch 0's call was still running (another thread): the record may have reached
+// stream A before launch 0's breadcrumb, so launch 0 may have completed and B's launch run. Nothing is set aside.
+TEST_F(Culprit, AnEventRecordedWhileTheLaunchsCallRanSetsNothingAside) {
+  test::LaunchCall launch0(t, test::kernel_launch(kQuiet, kStreamA));
+  ApiCall record = event_call(t, CallKind::record_event, kStreamA);  // began before launch 0's call returned
+  launch0.end();                                                     // 0
+  std::thread([&] { t.record_call(record); }).join();
+  t.record_call(event_call(t, CallKind::wait_event, kStreamB));
+  test::queued(t, test::kernel_launch(kBusy, kStreamB));  // 1
+  expect_both_candidates(t);
+}
+
+// The waiting launch's call began before the wait's had returned: it may be queued ahead of the wait.
+TEST_F(Culprit, ALaunchWhoseCallBeganBeforeTheWaitReturnedIsNotSetAside) {
+  test::queued(t, test::kernel_launch(kQuiet, kStreamA));  // 0: unfinished
+  t.record_call(event_call(t, CallKind::record_event, kStreamA));
+  test::LaunchCall launch1(t, test::kernel_launch(kBusy, kStreamB));  // began before the wait returned
+  t.record_call(event_call(t, CallKind::wait_event, kStreamB));
+  launch1.end();  // 1
   expect_both_candidates(t);
 }
 
 // Without breadcrumbs nothing shows launch 0 unfinished (only not seen to complete): nothing is set aside.
 TEST_F(Culprit, WithoutBreadcrumbsAWaitSetsNothingAside) {
-  launch(kQuiet, kStreamA);
-  t.record_call(event_call(CallKind::record_event, kStreamA, 1));
-  t.record_call(event_call(CallKind::wait_event, kStreamB, 1));
-  launch(kBusy, kStreamB);
+  test::queued(t, test::kernel_launch(kQuiet, kStreamA));
+  t.record_call(event_call(t, CallKind::record_event, kStreamA));
+  t.record_call(event_call(t, CallKind::wait_event, kStreamB));
+  test::queued(t, test::kernel_launch(kBusy, kStreamB));
   fault();
   Findings f = t.findings();
   EXPECT_THAT(seqs(f.candidates), ElementsAre(1, 0));
@@ -757,12 +783,11 @@ TEST_F(Culprit, WithoutBreadcrumbsAWaitSetsNothingAside) {
 // The same event destroyed before the wait (its handle made again for an event never recorded): CUDA's wait then
 // waits for nothing, and B's launch may have run.
 TEST_F(Culprit, AWaitOnADestroyedEventSetsNothingAside) {
-  launch(kQuiet, kStreamA);                                        // 0: unfinished
-  t.record_call(event_call(CallKind::record_event, kStreamA, 1));  // stands for launch 0
-  ApiCall destroyed = event_call(CallKind::destroy_event, kStreamA, 1);
-  t.record_call(destroyed);
-  t.record_call(event_call(CallKind::wait_event, kStreamB, 1));
-  launch(kBusy, kStreamB);  // 1
+  test::queued(t, test::kernel_launch(kQuiet, kStreamA));         // 0: unfinished
+  t.record_call(event_call(t, CallKind::record_event, kStreamA));  // stands for launch 0
+  t.record_call(event_call(t, CallKind::destroy_event, kStreamA));
+  t.record_call(event_call(t, CallKind::wait_event, kStreamB));
+  test::queued(t, test::kernel_launch(kBusy, kStreamB));  // 1
   expect_both_candidates(t);
 }
 
