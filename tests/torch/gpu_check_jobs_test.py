@@ -1,8 +1,7 @@
 """The torch suite's jobs as scripts/gpu-check's cases, end to end on the simulated GPU: gpu-check's own harness
 (main()) runs three of them, the classifier, the plain loop and the graph replay, with real PyTorch (this Python, the
 torch venv's) in its bare and default modes, and its judge must pass them; the rows must say what the cases expect.
-The same cases
-run on a GPU (scripts/gpu-check), so this shows they pass where the torch suite says the jobs do.
+The same cases run on a GPU (scripts/gpu-check), so this shows they pass where the torch suite says the jobs do.
 
 usage: gpu_check_jobs_test.py SIM_DIR SHIM PYTHON_PACKAGE_ROOT [unittest arguments]
        run with the python of the torch venv (scripts/test installs it)
