@@ -68,4 +68,15 @@ bool LaunchRing::find(uint64_t seq, LaunchRecord& out) const {
   return seq < total() && read(slots_[seq % capacity_], out) && out.seq == seq;
 }
 
+bool LaunchRing::find_fields(uint64_t seq, LaunchFields& out) const {
+  if (seq >= total()) return false;
+  const Slot& slot = slots_[seq % capacity_];
+  uint64_t before = slot.version.load(std::memory_order_acquire);
+  if (before != 2 * seq + 2) return false;  // empty, being written, or another launch's
+  load_words(slot.fields, reinterpret_cast<unsigned char*>(&out) + sizeof out.seq, kFieldWords);
+  if (slot.version.load(std::memory_order_relaxed) != before) return false;
+  out.seq = seq;
+  return true;
+}
+
 }  // namespace firstassert

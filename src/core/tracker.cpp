@@ -15,7 +15,7 @@ constexpr size_t kMaxStreamMarks = 1024;
 constexpr size_t kMaxStreamEnds = 8192;
 
 // Whether a launch is of the failing context (a launch or an error whose context is not known is).
-bool of_context(const LaunchRecord& r, uintptr_t context) {
+bool of_context(const LaunchFields& r, uintptr_t context) {
   return context == 0 || r.context == 0 || r.context == context;
 }
 
@@ -69,16 +69,16 @@ void Tracker::advance_context_mark_locked(uintptr_t context, uint64_t upto) {
     if (m.key == context) from = std::max(from, m.completed_before);
   }
   uint64_t seq = from;
-  LaunchRecord r;
+  LaunchFields r;  // the fields alone: a sync may walk thousands of launches
   for (; seq < upto; ++seq) {
     // A launch the ring no longer holds (or another thread still writes) cannot be shown proven.
-    if (!ring_.find(seq, r) || (of_context(r, context) && !proven_locked(r))) break;
+    if (!ring_.find_fields(seq, r) || (of_context(r, context) && !proven_locked(r))) break;
   }
   if (seq > from) raise_mark(context_marks_, context, 0, seq);
 }
 
 // A stream mark of a default stream proves only launches of the same context.
-bool Tracker::proven_complete(const std::vector<StreamMark>& marks, const LaunchRecord& r) {
+bool Tracker::proven_complete(const std::vector<StreamMark>& marks, const LaunchFields& r) {
   uint64_t key = stream_key(r.stream, r.per_thread_default_stream, r.thread);
   bool by_context = is_default_stream_key(key);
   return std::any_of(marks.begin(), marks.end(), [&](const StreamMark& m) {
@@ -87,12 +87,12 @@ bool Tracker::proven_complete(const std::vector<StreamMark>& marks, const Launch
   });
 }
 
-bool Tracker::proven_by_context(const std::vector<StreamMark>& marks, const LaunchRecord& r) {
+bool Tracker::proven_by_context(const std::vector<StreamMark>& marks, const LaunchFields& r) {
   return std::any_of(marks.begin(), marks.end(),
                      [&](const StreamMark& m) { return m.key == r.context && r.seq < m.completed_before; });
 }
 
-bool Tracker::proven_locked(const LaunchRecord& r) const {
+bool Tracker::proven_locked(const LaunchFields& r) const {
   return proven_by_context(context_marks_, r) || proven_complete(stream_marks_, r);
 }
 

@@ -218,9 +218,9 @@ class Tracker {
   };
   void raise_mark(std::vector<StreamMark>& marks, uint64_t key, uintptr_t context, uint64_t upto);
   void advance_context_mark_locked(uintptr_t context, uint64_t upto);
-  static bool proven_complete(const std::vector<StreamMark>& marks, const LaunchRecord& r);
-  static bool proven_by_context(const std::vector<StreamMark>& marks, const LaunchRecord& r);
-  bool proven_locked(const LaunchRecord& r) const;
+  static bool proven_complete(const std::vector<StreamMark>& marks, const LaunchFields& r);
+  static bool proven_by_context(const std::vector<StreamMark>& marks, const LaunchFields& r);
+  bool proven_locked(const LaunchFields& r) const;
   uint64_t generation_start_locked(uint64_t key) const;
   void count_error(std::vector<ErrorSite>& sites, const ApiCall& call, int64_t now);
   // record_call's steps, in tracker.cpp (record_success is on the hot path: inline there).

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -124,6 +125,27 @@ TEST(LaunchRing, FindOfAnOverwrittenSeqFails) {
   EXPECT_TRUE(ring.find(39, r));
   EXPECT_EQ(r.seq, 39u);
   EXPECT_FALSE(ring.find(40, r));
+}
+
+// The fields alone, as a walk over many launches reads them: the same fields find gives, and the same refusals.
+TEST(LaunchRing, FindFieldsReadsTheFieldsOfTheSeqStillHeld) {
+  LaunchRing ring(16);
+  for (int i = 0; i < 40; ++i) ring.append([](LaunchRecord& r) { fill(r, 3); });
+  LaunchFields fields;
+  EXPECT_FALSE(ring.find_fields(23, fields)) << "its slot now holds 39";
+  EXPECT_FALSE(ring.find_fields(40, fields)) << "not numbered yet";
+  LaunchRecord whole;
+  for (uint64_t seq : {24u, 31u, 39u}) {
+    ASSERT_TRUE(ring.find_fields(seq, fields));
+    ASSERT_TRUE(ring.find(seq, whole));
+    EXPECT_EQ(fields.seq, seq);
+    EXPECT_EQ(std::memcmp(&fields, static_cast<const LaunchFields*>(&whole), sizeof fields), 0);
+  }
+  LaunchFields numbered;
+  uint64_t pending = ring.number(numbered);
+  EXPECT_FALSE(ring.find_fields(pending, fields)) << "numbered, not yet published";
+  ring.publish(numbered, {});
+  EXPECT_TRUE(ring.find_fields(pending, fields));
 }
 
 // Only the frames in use are copied in: a slot reused by a shallower record reads back zeros past its depths, never
