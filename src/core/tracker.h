@@ -172,8 +172,9 @@ class Tracker {
     // The fields go to the ring's slot from where the event source described them, the frames from its buffers.
     ring_.publish(launch, {launch.python_stack, launch.native_stack});
   }
-  // How many launch calls have queued their kernel and its breadcrumb: read when a launch call begins
-  // (LaunchFields::marks_at_entry).
+  // How many queue marks were taken: by launch calls once their kernel and breadcrumb were queued, and by stream waits
+  // once queued. Read when a launch call or an event's record begins (LaunchFields::marks_at_entry): what took a mark
+  // at most that had been queued before.
   uint64_t queue_marks() const { return queue_marks_.load(std::memory_order_acquire); }
   // The result of any API call (launches included): sync marks on success, errors otherwise.
   void record_call(const ApiCall& call);
@@ -251,7 +252,7 @@ class Tracker {
   std::atomic<uint32_t> capturing_count_{0};
   std::atomic<uint64_t> capturing_[kMaxCapturing] = {};
 
-  std::atomic<uint64_t> queue_marks_{0};  // launch calls that queued a breadcrumb (store_launch)
+  std::atomic<uint64_t> queue_marks_{0};  // taken by store_launch and wait_event_locked
 
   std::atomic<bool> primary_claimed_{false};
   std::atomic<bool> primary_seen_{false};
