@@ -1,6 +1,7 @@
 // Randomized launch schedules (programs/schedule_job.cpp) under the shim, each judged against the schedule's own
-// oracle: the launch the program made assert. Whatever the load (streams, queue depth, threads, syncs, waits,
-// streams made and destroyed, named or anonymous device lines):
+// oracle: the launch the program made assert. Whatever the load (streams, queue depth, threads launching at once or
+// in turns, syncs, waits, streams made and destroyed, named or anonymous device lines), and through either event
+// source (CUPTI, or the interposition hooks):
 //   - a claim (exact, likely) names the asserting launch;
 //   - a window holds it, and its reason's count is the candidates';
 //   - unknown only when the ring no longer holds what may have failed;
@@ -29,6 +30,8 @@ struct Mode {
 
 const Mode kModes[] = {
     {"defaults", {}, true, false},
+    // The interposition hooks, the source the shim falls back to when CUPTI is taken: the same rules, its own calls.
+    {"interpose", {{"FIRSTASSERT_BACKEND", "interpose"}}, true, false},
     {"breadcrumbs_off", {{"FIRSTASSERT_BREADCRUMBS", "0"}}, false, false},
     {"sync_all", {{"FIRSTASSERT_SYNC", "all"}}, false, true},
 };
