@@ -240,6 +240,37 @@ TEST_F(Driver, PerThreadVariantsUseTheCallingThreadsStream) {
   EXPECT_EQ(cuStreamQuery(CU_STREAM_PER_THREAD), CUDA_SUCCESS);
 }
 
+// cuCtxSetLimit is a request the driver may clamp; cuCtxGetLimit reads back what was set (what Triton's driver
+// utilities do when they load a kernel). The documented starting values; an H100's unsupported and query-only limits.
+TEST_F(Driver, ContextLimitsAreSetAndReadBack) {
+  size_t value = 0;
+  ASSERT_EQ(cuCtxGetLimit(&value, CU_LIMIT_STACK_SIZE), CUDA_SUCCESS);
+  EXPECT_EQ(value, 1024u);
+  ASSERT_EQ(cuCtxGetLimit(&value, CU_LIMIT_PRINTF_FIFO_SIZE), CUDA_SUCCESS);
+  EXPECT_EQ(value, 1u << 20);
+  ASSERT_EQ(cuCtxGetLimit(&value, CU_LIMIT_MALLOC_HEAP_SIZE), CUDA_SUCCESS);
+  EXPECT_EQ(value, 8u << 20);
+  ASSERT_EQ(cuCtxSetLimit(CU_LIMIT_STACK_SIZE, 4096), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxGetLimit(&value, CU_LIMIT_STACK_SIZE), CUDA_SUCCESS);
+  EXPECT_EQ(value, 4096u);
+  ASSERT_EQ(cuCtxSetLimit(CU_LIMIT_MAX_L2_FETCH_GRANULARITY, 1000), CUDA_SUCCESS) << "a hint, clamped";
+  ASSERT_EQ(cuCtxGetLimit(&value, CU_LIMIT_MAX_L2_FETCH_GRANULARITY), CUDA_SUCCESS);
+  EXPECT_EQ(value, 128u);
+  int most = 0;
+  ASSERT_EQ(cuDeviceGetAttribute(&most, CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, size_t{1} << 40), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxGetLimit(&value, CU_LIMIT_PERSISTING_L2_CACHE_SIZE), CUDA_SUCCESS);
+  EXPECT_EQ(value, static_cast<size_t>(most)) << "at most the device's persisting L2";
+  EXPECT_EQ(cuCtxGetLimit(&value, CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH), CUDA_ERROR_UNSUPPORTED_LIMIT)
+      << "gone from compute capability 9.0";
+  EXPECT_EQ(cuCtxSetLimit(CU_LIMIT_CIG_ENABLED, 1), CUDA_ERROR_INVALID_VALUE) << "can only be queried";
+  ASSERT_EQ(cuCtxGetLimit(&value, CU_LIMIT_CIG_ENABLED), CUDA_SUCCESS);
+  EXPECT_EQ(value, 0u) << "not a CIG context";
+  EXPECT_EQ(cuCtxGetLimit(nullptr, CU_LIMIT_STACK_SIZE), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuCtxSetLimit(CU_LIMIT_MAX, 1), CUDA_ERROR_INVALID_VALUE);
+  ASSERT_EQ(cuCtxSetLimit(CU_LIMIT_STACK_SIZE, 1024), CUDA_SUCCESS);  // as it was, for the tests after this one
+}
+
 TEST_F(Driver, NamesErrors) {
   const char* text = nullptr;
   ASSERT_EQ(cuGetErrorName(CUDA_ERROR_ASSERT, &text), CUDA_SUCCESS);

@@ -51,6 +51,19 @@ TEST_F(Runtime, LaunchesReturnBeforeTheKernelsRun) {
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
+// The device's limits are its primary context's, through the driver: what the runtime sets, the driver reads back.
+TEST_F(Runtime, DeviceLimitsAreTheContextsLimits) {
+  ASSERT_EQ(cudaDeviceSetLimit(cudaLimitMallocHeapSize, 64u << 20), cudaSuccess);
+  size_t value = 0;
+  ASSERT_EQ(cudaDeviceGetLimit(&value, cudaLimitMallocHeapSize), cudaSuccess);
+  EXPECT_EQ(value, 64u << 20);
+  ASSERT_EQ(cuCtxGetLimit(&value, CU_LIMIT_MALLOC_HEAP_SIZE), CUDA_SUCCESS);
+  EXPECT_EQ(value, 64u << 20);
+  EXPECT_EQ(cudaDeviceGetLimit(&value, cudaLimitDevRuntimeSyncDepth), cudaErrorUnsupportedLimit);
+  EXPECT_EQ(cudaDeviceSetLimit(static_cast<cudaLimit>(7), 1), cudaErrorInvalidValue) << "no such cudaLimit";
+  ASSERT_EQ(cudaDeviceSetLimit(cudaLimitMallocHeapSize, 8u << 20), cudaSuccess);  // as it was
+}
+
 TEST_F(Runtime, EachStreamRunsItsWorkInOrder) {
   cudaStream_t stream;
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);

@@ -40,6 +40,8 @@ const Entry kEntries[] = {
     ENTRY("cuCtxPushCurrent", cuCtxPushCurrent_v2),
     ENTRY("cuCtxPopCurrent", cuCtxPopCurrent_v2),
     ENTRY("cuCtxGetDevice", cuCtxGetDevice),
+    ENTRY("cuCtxSetLimit", cuCtxSetLimit),
+    ENTRY("cuCtxGetLimit", cuCtxGetLimit),
     ENTRY("cuCtxSynchronize", cuCtxSynchronize),
     ENTRY("cuModuleLoadData", cuModuleLoadData),
     ENTRY("cuModuleUnload", cuModuleUnload),

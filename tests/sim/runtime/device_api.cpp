@@ -1,5 +1,6 @@
 // Runtime entry points that describe the device: its properties (built from driver attributes, as NVIDIA's runtime
-// builds cudaDeviceProp), memory capacity, PCI address, peers, the profiler markers, and the driver's entry points.
+// builds cudaDeviceProp), memory capacity, limits, PCI address, peers, the profiler markers, and the driver's entry
+// points.
 #include <cstring>
 
 #include "runtime_call.h"
@@ -121,6 +122,21 @@ cudaError_t CUDARTAPI cudaDeviceGetPCIBusId(char* pciBusId, int len, int device)
 cudaError_t CUDARTAPI cudaMemGetInfo(size_t* free, size_t* total) {
   return TRACED(cudaMemGetInfo, v3020, free, total) {
     return via_driver([&] { return driver().legacy.mem_get_info(free, total); });
+  }));
+}
+
+// The device's limits are its primary context's: cudaLimit and CUlimit number them alike (driver_types.h, cuda.h).
+cudaError_t CUDARTAPI cudaDeviceSetLimit(enum cudaLimit limit, size_t value) {
+  return TRACED(cudaDeviceSetLimit, v3020, limit, value) {
+    if (limit < cudaLimitStackSize || limit > cudaLimitPersistingL2CacheSize) return cudaErrorInvalidValue;
+    return via_driver([&] { return driver().legacy.ctx_set_limit(static_cast<CUlimit>(limit), value); });
+  }));
+}
+
+cudaError_t CUDARTAPI cudaDeviceGetLimit(size_t* pValue, enum cudaLimit limit) {
+  return TRACED(cudaDeviceGetLimit, v3020, pValue, limit) {
+    if (limit < cudaLimitStackSize || limit > cudaLimitPersistingL2CacheSize) return cudaErrorInvalidValue;
+    return via_driver([&] { return driver().legacy.ctx_get_limit(pValue, static_cast<CUlimit>(limit)); });
   }));
 }
 

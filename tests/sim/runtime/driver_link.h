@@ -68,6 +68,8 @@ namespace simcuda::runtime {
   X(device_total_mem, "cuDeviceTotalMem", cuDeviceTotalMem_v2)              \
   X(device_get_pci_bus_id, "cuDeviceGetPCIBusId", cuDeviceGetPCIBusId)      \
   X(mem_get_info, "cuMemGetInfo", cuMemGetInfo_v2)                          \
+  X(ctx_set_limit, "cuCtxSetLimit", cuCtxSetLimit)                           \
+  X(ctx_get_limit, "cuCtxGetLimit", cuCtxGetLimit)                           \
   X(pointer_get_attribute, "cuPointerGetAttribute", cuPointerGetAttribute)  \
   X(mem_host_register, "cuMemHostRegister", cuMemHostRegister_v2)           \
   X(mem_host_unregister, "cuMemHostUnregister", cuMemHostUnregister)        \
