@@ -164,7 +164,8 @@ size_t dropped_without_launches(const Evidence& e, const Generations& generation
 
 // Whether the breadcrumbs leave a launch unfinished: its own pair's slot, when the pair that follows its (stream,
 // thread) now took its breadcrumb, else (a pair given back, its slot used again) whatever proves it complete.
-bool unfinished(const Evidence& e, const BreadcrumbReading& reading, const LaunchRecord& r, uint64_t key, uint64_t end) {
+bool unfinished(const Evidence& e, const BreadcrumbReading& reading, const LaunchRecord& r, uint64_t key,
+                uint64_t end) {
   uint64_t before = reading.completed_before(key, end);
   auto pair = reading.followed.find({key, end, r.thread});
   if (pair != reading.followed.end() && r.seq >= pair->second->born_at) return r.seq >= before;
@@ -177,8 +178,8 @@ using OrderedStream = std::tuple<uint64_t, uint64_t, uintptr_t>;
 
 // The stream a launch was queued on, or nothing where the key does not name one stream (a default stream shared by
 // several devices, or one whose device is not known).
-std::optional<OrderedStream> ordered_stream(const Evidence& e, const Generations& generations, uint64_t key, uint64_t seq,
-                                            uintptr_t context) {
+std::optional<OrderedStream> ordered_stream(const Evidence& e, const Generations& generations, uint64_t key,
+                                            uint64_t seq, uintptr_t context) {
   if (shared_default(e, key) || (is_default_stream_key(key) && context == 0)) return std::nullopt;
   return OrderedStream{key, generations.end_of(key, seq), is_default_stream_key(key) ? context : 0};
 }

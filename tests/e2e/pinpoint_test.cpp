@@ -251,24 +251,28 @@ TEST_P(Pinpoint, KilledAfterASecondaryErrorTheReportCountsIt) {
 // breadcrumb: only the loss can have failed, at the first summary on stderr and in the report at exit, whether the
 // backward thread is new each step or lives for the loop, on the legacy stream or a created one.
 TEST_P(Pinpoint, ThePlainTrainingLoopIsExactOnTheLossKernel) {
-  for (const char* threads : {"fresh", "persistent"}) {
-    for (const char* stream : {"legacy", "created"}) {
-      SCOPED_TRACE(std::string(threads) + " backward thread, " + stream + " stream");
-      e2e::TempDir dir;
-      Outcome o = run_program(dir, {TRAINING_LOOP_JOB, "8", "5", threads, stream}, {});
-      ASSERT_EQ(printed_word(o.run.out, "sync"), "cudaErrorAssert") << o.run.out << o.run.err;
-      ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
-      const json& c = culprit(o);
-      EXPECT_EQ(c["shared_mem"], e2e::printed(o.run.out, "asserting"));
-      EXPECT_EQ(c["confidence"], "exact") << c["reason"];
-      EXPECT_NE(c["reason"].get<std::string>().find("cannot have run: each call began after the call of an "
-                                                    "unfinished launch on the same stream had returned"),
-                std::string::npos)
-          << c["reason"];
-      size_t summary = o.run.err.find("firstassert: kernel loss <<<");
-      ASSERT_NE(summary, std::string::npos) << o.run.err;
-      EXPECT_EQ(o.run.err.compare(o.run.err.find('[', summary), 7, "[exact:"), 0) << o.run.err;
-    }
+  struct Shape {
+    const char *threads, *stream, *api;
+  };
+  for (const Shape& shape : {Shape{"fresh", "legacy", "runtime"}, Shape{"fresh", "created", "runtime"},
+                             Shape{"persistent", "legacy", "runtime"}, Shape{"persistent", "created", "runtime"},
+                             Shape{"fresh", "legacy", "driver"}, Shape{"persistent", "created", "driver"}}) {
+    SCOPED_TRACE(std::string(shape.threads) + " backward thread, " + shape.stream + " stream, " + shape.api +
+                 " launches");
+    e2e::TempDir dir;
+    Outcome o = run_program(dir, {TRAINING_LOOP_JOB, "8", "5", shape.threads, shape.stream, shape.api}, {});
+    ASSERT_EQ(printed_word(o.run.out, "sync"), "cudaErrorAssert") << o.run.out << o.run.err;
+    ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+    const json& c = culprit(o);
+    EXPECT_EQ(c["shared_mem"], e2e::printed(o.run.out, "asserting"));
+    EXPECT_EQ(c["confidence"], "exact") << c["reason"];
+    EXPECT_NE(c["reason"].get<std::string>().find("cannot have run: each call began after the call of an "
+                                                  "unfinished launch on the same stream had returned"),
+              std::string::npos)
+        << c["reason"];
+    size_t summary = o.run.err.find("firstassert: kernel loss <<<");
+    ASSERT_NE(summary, std::string::npos) << o.run.err;
+    EXPECT_EQ(o.run.err.compare(o.run.err.find('[', summary), 7, "[exact:"), 0) << o.run.err;
   }
 }
 

@@ -696,7 +696,8 @@ constexpr uintptr_t kEvent = 0xe1;
 // An event's record or a wait on it, as the event sources report its return; a record carries the queue marks when
 // its call began (launches queued before it).
 ApiCall event_call(Tracker& t, CallKind kind, uintptr_t stream) {
-  ApiCall c = test::call_of(kind == CallKind::record_event ? "cudaEventRecord" : "cudaStreamWaitEvent", 0, kind, stream);
+  const char* api = kind == CallKind::record_event ? "cudaEventRecord" : "cudaStreamWaitEvent";
+  ApiCall c = test::call_of(api, 0, kind, stream);
   c.event = kEvent;
   if (kind == CallKind::record_event) c.marks_at_entry = t.queue_marks();
   return c;

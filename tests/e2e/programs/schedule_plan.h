@@ -228,7 +228,8 @@ class Executor {
   }
 
   // Steps [from, from + count) of a thread's, or as many as are left; from moves past them.
-  void run_turn(const std::vector<Step>& steps, size_t& from, size_t count, const std::vector<cudaStream_t>& streams) const {
+  void run_turn(const std::vector<Step>& steps, size_t& from, size_t count,
+                const std::vector<cudaStream_t>& streams) const {
     size_t end = std::min(steps.size(), from + count);
     for (; from < end; ++from) {
       const Step& s = steps[from];

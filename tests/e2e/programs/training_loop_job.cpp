@@ -4,11 +4,13 @@
 // step's loss kernel asserts with an anonymous line (operator(), as PyTorch's lambda kernels print) whose block and
 // thread every launch of the loop could hold (all have the same dimensions): the device's line tells nothing apart.
 //
-// usage: training_loop_job STEPS FAILING_STEP fresh|persistent legacy|created
+// usage: training_loop_job STEPS FAILING_STEP fresh|persistent legacy|created [runtime|driver]
 //   fresh: a new backward thread each step; persistent: one for the whole loop (autograd's device thread).
 //   legacy: the legacy default stream; created: a stream the program made.
-// Prints "asserting: N", the asserting launch's shared_mem (each launch has its own), and "sync: <error name>" of the sync after
-// the loop.
+//   runtime (the default): cudaLaunchKernel; driver: cuLaunchKernel, as Triton's launchers call it.
+// Prints "asserting: N", the asserting launch's shared_mem (each launch has its own), and "sync: <error name>" of the
+// sync after the loop.
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <condition_variable>
@@ -45,6 +47,11 @@ void body(void** args, dim3, dim3) {
 unsigned next_shared = 1;  // each launch's own shared_mem, so the oracle can name it
 std::mutex launches;       // next_shared is the threads' in turn; kept honest all the same
 
+// Through the driver: the primary context (made current on each launching thread) and each kernel's function.
+bool through_driver = false;
+CUcontext context = nullptr;
+CUfunction functions[kKernels];
+
 unsigned launch(Kernel k, cudaStream_t stream, bool asserts = false) {
   unsigned shared;
   {
@@ -53,7 +60,12 @@ unsigned launch(Kernel k, cudaStream_t stream, bool asserts = false) {
   }
   Args a{asserts ? 1u : 0u};
   void* argv[] = {&a};
-  cudaLaunchKernel(&stubs[k], dim3{1}, dim3{64}, argv, shared, stream);
+  if (through_driver) {
+    cuCtxSetCurrent(context);
+    cuLaunchKernel(functions[k], 1, 1, 1, 64, 1, 1, shared, reinterpret_cast<CUstream>(stream), argv, nullptr);
+  } else {
+    cudaLaunchKernel(&stubs[k], dim3{1}, dim3{64}, argv, shared, stream);
+  }
   return shared;
 }
 
@@ -66,7 +78,8 @@ void backward(cudaStream_t stream) {
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::fprintf(stderr, "usage: training_loop_job STEPS FAILING_STEP fresh|persistent legacy|created\n");
+    std::fprintf(stderr,
+                 "usage: training_loop_job STEPS FAILING_STEP fresh|persistent legacy|created [runtime|driver]\n");
     return 2;
   }
   int steps = std::atoi(argv[1]), failing = std::atoi(argv[2]);
@@ -76,6 +89,14 @@ int main(int argc, char** argv) {
     simcuda_register_kernel_with_params(&stubs[k], kNames[k], body, 1, sizes);
   }
   if (cudaFree(nullptr) != cudaSuccess) return 4;
+  through_driver = argc > 5 && std::strcmp(argv[5], "driver") == 0;
+  CUmodule module = nullptr;
+  if (through_driver &&
+      (cuCtxGetCurrent(&context) != CUDA_SUCCESS || cuModuleLoadData(&module, "cubin") != CUDA_SUCCESS))
+    return 4;
+  for (int k = 0; through_driver && k < kKernels; ++k) {
+    if (cuModuleGetFunction(&functions[k], module, kNames[k]) != CUDA_SUCCESS) return 4;
+  }
   cudaStream_t stream = nullptr;
   if (std::strcmp(argv[4], "created") == 0) cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
 

@@ -3,7 +3,8 @@
 // utilities call both when they load a kernel. Traced for CUPTI's driver domain with their genuine *_params structs.
 //
 // The simulated device is an H100 (compute capability 9.0), for which:
-// - CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH is CUDA_ERROR_UNSUPPORTED_LIMIT (the device runtime's synchronize is gone from 9.0);
+// - CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH is CUDA_ERROR_UNSUPPORTED_LIMIT (the device runtime's synchronize is gone from
+//   compute capability 9.0);
 // - CU_LIMIT_SHMEM_SIZE and CU_LIMIT_CIG_ENABLED can only be queried; the context is not a CIG one (CIG_ENABLED 0),
 //   and the CIG shared-memory size, documented for CIG contexts only, is CUDA_ERROR_UNSUPPORTED_LIMIT here;
 // - CU_LIMIT_MAX_L2_FETCH_GRANULARITY is a hint between 0 and 128 bytes (clamped), CU_LIMIT_PERSISTING_L2_CACHE_SIZE at
