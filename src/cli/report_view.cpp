@@ -1,5 +1,7 @@
 #include "report_view.h"
 
+#include <algorithm>
+
 #include "core/plural.h"
 #include "report/small_window.h"
 #include "report_reader.h"
@@ -128,11 +130,18 @@ std::string window_origin(const json& launch, const CellNames& cells) {
 // front would leave the others out of line); in the report's order (those that fit the device's line first).
 void add_window(const json& report, const json& culprit, const CellNames& cells, std::vector<Row>& rows) {
   const json& candidates = array_of(report, "candidates");
-  long long total = number_of(object_of(report, "decision"), "candidates", -1);
+  const json& decision = object_of(report, "decision");
+  long long total = number_of(decision, "candidates", -1);
   size_t count = total < 0 ? candidates.size() : static_cast<size_t>(total);  // a report without a decision
-  if (!window_named_whole(text_of(culprit, "confidence"), count, candidates.size())) return;
-  std::vector<Line> lines{{"the failing launch is one of these " + std::to_string(count) + " (<- the one shown)"}};
-  for (const json& c : candidates) {
+  long long fitting = std::max<long long>(0, number_of(decision, "fitting", 0));  // older reports have none
+  size_t named = window_named_whole(text_of(culprit, "confidence"), count, static_cast<size_t>(fitting),
+                                    candidates.size());
+  if (named == 0) return;
+  std::string which = fitting > 0 ? "these " + std::to_string(named) + " that fit the device's line"
+                                  : "these " + std::to_string(named);
+  std::vector<Line> lines{{"the failing launch is one of " + which + " (<- the one shown)"}};
+  for (size_t i = 0; i < named; ++i) {
+    const json& c = candidates[i];
     const json& node = object_of(c, "graph_node");
     lines.push_back({short_kernel_of(c) +
                          (node.is_null() ? "" : " (node " + std::to_string(number_of(node, "node")) + ")") +

@@ -461,6 +461,7 @@ Findings Tracker::findings() const {
   if (f.has_primary) {
     Decision d = decide_culprit(evidence());
     f.candidates_total = d.candidates.size();
+    f.candidates_fitting = d.fitting;
     cut_candidates(d, kMaxCandidates);
     f.candidates = std::move(d.candidates);
     f.culprit = std::move(d.culprit);

@@ -92,6 +92,7 @@ struct Findings {
   PrimaryError primary;
   std::vector<LaunchRecord> candidates;  // the launches that can have failed (at most kMaxCandidates: cut_candidates)
   size_t candidates_total = 0;           // how many there are
+  size_t candidates_fitting = 0;         // of them, how many fit the device's line (listed first; 0: none told apart)
   std::optional<LaunchRecord> culprit;   // the one named, with how sure we are and why
   const char* confidence = "unknown";    // exact, likely, window or unknown (culprit_decision.h)
   std::string reason;

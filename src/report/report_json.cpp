@@ -216,7 +216,10 @@ json first_error_section(const Findings& f) {
 
 json decision_section(const Findings& f) {
   if (!f.has_primary && !f.culprit) return nullptr;
-  return {{"confidence", f.confidence}, {"reason", f.reason}, {"candidates", f.candidates_total}};
+  return {{"confidence", f.confidence},
+          {"reason", f.reason},
+          {"candidates", f.candidates_total},
+          {"fitting", f.candidates_fitting}};
 }
 
 // The hint for the culprit, from its device line, its kernel and the error.

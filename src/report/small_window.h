@@ -11,10 +11,15 @@ namespace firstassert {
 
 inline constexpr size_t kWindowNamedWhole = 4;
 
-// confidence: the decision's; total: how many launches can have failed; listed: how many of them are at hand (the
-// report keeps at most Tracker::kMaxCandidates, so a window is named whole only when every one of them is there).
-inline bool window_named_whole(std::string_view confidence, size_t total, size_t listed) {
-  return confidence == "window" && total >= 2 && total <= kWindowNamedWhole && listed == total;
+// How many launches of the candidates, from the first, a window is: those that fit the device's assertion line (the
+// decision lists them first) where some do, else all that can have failed. Named whole when that is at most
+// kWindowNamedWhole and all of them are at hand (listed: the report keeps at most Tracker::kMaxCandidates). Returns
+// how many to name, 0 for none. confidence: the decision's; total: how many launches can have failed; fitting: how
+// many of them fit the device's line (0: none, or no line).
+inline size_t window_named_whole(std::string_view confidence, size_t total, size_t fitting, size_t listed) {
+  size_t window = fitting > 0 ? fitting : total;
+  bool named = confidence == "window" && window >= 2 && window <= kWindowNamedWhole && listed >= window;
+  return named ? window : 0;
 }
 
 }  // namespace firstassert

@@ -48,10 +48,8 @@ std::string candidate_origin(const LaunchRecord& r) {
 // "window: 1 of 2, the one shown: kernel K on stream 0xabc, launched from train.py:18 in step (Python)": each
 // launch of a small window, in the report's order (those that fit the device's line first).
 void add_window_lines(const Findings& f, std::vector<std::string>& lines) {
-  if (!f.culprit || f.confidence == nullptr ||
-      !window_named_whole(f.confidence, f.candidates_total, f.candidates.size()))
-    return;
-  const size_t n = f.candidates.size();
+  if (!f.culprit || f.confidence == nullptr) return;
+  const size_t n = window_named_whole(f.confidence, f.candidates_total, f.candidates_fitting, f.candidates.size());
   for (size_t i = 0; i < n; ++i) {
     const LaunchRecord& c = f.candidates[i];
     std::string node = c.graph_node == 0 ? std::string()

@@ -319,6 +319,19 @@ TEST(CliShow, ASmallWindowNamesEachOfItsLaunches) {
   EXPECT_EQ(five.out.find("\nwindow "), std::string::npos) << five.out;
   EXPECT_EQ(five.out.find("<- shown"), std::string::npos) << five.out;
   EXPECT_NE(five.out.find("\ncandidates   5 launches had not been seen to complete\n"), std::string::npos) << five.out;
+
+  // The same five, of which the device's line fits the first two (the decision lists them first): those two are the
+  // window, named whole.
+  report["decision"]["fitting"] = 2;
+  std::ofstream(path, std::ios::trunc) << report.dump();
+  e2e::Run fitting = cli({"show", path}, dir.path());
+  ASSERT_EQ(fitting.exit_code, 0) << fitting.err;
+  EXPECT_NE(fitting.out.find("\nwindow       the failing launch is one of these 2 that fit the device's line (<- the "
+                             "one shown)\n             triton_poi_fused_embedding_0  stream 0x5555beef0000  "),
+            std::string::npos)
+      << fitting.out;
+  EXPECT_EQ(fitting.out.find("nll_loss_forward_reduce_cuda_kernel_2d  stream"), std::string::npos)
+      << "the third launch does not fit: not in the window's row";
 }
 
 // A report that names no culprit says so, with the decision's confidence and reason.

@@ -234,6 +234,7 @@ TEST_F(Culprit, SeveralLaunchesOfTheNamedFunctionLeaveAWindowShowingTheOldest) {
   EXPECT_STREQ(f.confidence, "window");
   EXPECT_THAT(seqs(f.candidates), ElementsAre(4, 3, 1, 2, 0)) << "those that fit the line first";
   EXPECT_EQ(f.candidates_total, 5u);
+  EXPECT_EQ(f.candidates_fitting, 3u) << "the window proper: the first three";
   EXPECT_THAT(f.reason, HasSubstr("one of 5 launches not seen to complete"));
   EXPECT_THAT(f.reason, HasSubstr("3 of them fit the device's assertion line (gather_kernel, block [0,2,0]"));
   EXPECT_THAT(f.reason, HasSubstr("the oldest that fits is shown, not claimed"));

@@ -189,6 +189,23 @@ TEST(Summary, AWindowOfFiveIsNotListed) {
   EXPECT_THAT(lines, ::testing::Contains("launched from /tmp/job/train.py:20 in step (Python)"));
 }
 
+// Of five that can have failed, the two the device's line fits (listed first) are the window: it is named whole.
+TEST(Summary, TheLaunchesThatFitTheDevicesLineAreTheWindowNamed) {
+  Job job(5);
+  job.tracker.record_call(call("cuStreamSynchronize", 700, CallKind::sync_stream));
+  Findings f = job.tracker.findings();
+  ASSERT_EQ(f.candidates.size(), 5u);
+  f.candidates_fitting = 2;  // as the decision says when the line fits two of them: those, first in its order
+  std::vector<std::string> window = starting_with(summary_lines(f, "/tmp/r.json"), "window: ");
+  ASSERT_THAT(window, SizeIs(2));
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_THAT(window[i], ::testing::StartsWith("window: " + std::to_string(i + 1) + " of 2"));
+    EXPECT_THAT(window[i], HasSubstr("kernel " + std::string(f.candidates[i].kernel) + " on stream "));
+  }
+  f.candidates_fitting = 5;  // all fit: a window of five, left to the report
+  EXPECT_THAT(starting_with(summary_lines(f, "/tmp/r.json"), "window: "), IsEmpty());
+}
+
 // One launch that can have failed: the summary is the claim and its lines, nothing listed.
 TEST(Summary, AnExactClaimListsNothing) {
   Job job(1);
