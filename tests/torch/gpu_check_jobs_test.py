@@ -1,6 +1,6 @@
 """The torch suite's jobs as scripts/gpu-check's cases, end to end on the simulated GPU: gpu-check's own harness
-(main()) runs three of them, the classifier, the plain loop and the graph replay, with real PyTorch (this Python, the
-torch venv's) in its bare and default modes, and its judge must pass them; the rows must say what the cases expect.
+(main()) runs two of them, the classifier and the graph replay, with real PyTorch (this Python, the torch venv's) in
+its bare and default modes, and its judge must pass them; the rows must say what the cases expect.
 The same cases run on a GPU (scripts/gpu-check), so this shows they pass where the torch suite says the jobs do.
 
 usage: gpu_check_jobs_test.py SIM_DIR SHIM PYTHON_PACKAGE_ROOT [unittest arguments]
@@ -26,7 +26,7 @@ from gpu_check_runs import rows_by_case_and_mode, run_main  # noqa: E402
 from gpu_check_judge import failing_line, marker_of  # noqa: E402
 from gpu_check_table import TORCH_JOBS  # noqa: E402
 
-RUN = ("mlp_bad_label", "plain_loop_bad_label", "graph_replay_bad_label")
+RUN = ("mlp_bad_label", "graph_replay_bad_label")
 CASE = {case.name: case for case in TORCH_JOBS}
 
 
