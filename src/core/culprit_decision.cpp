@@ -261,12 +261,12 @@ Decision window_of_those_open(const Evidence& e, OpenSet& open, const Fit& fit) 
 
 void cut_candidates(Decision& d, size_t most) {
   if (d.candidates.size() <= most) return;
-  auto same = [](const LaunchRecord& a, const LaunchRecord& b) { return a.seq == b.seq && a.graph_node == b.graph_node; };
   std::vector<size_t> order(d.candidates.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   // By group (fitting first), then oldest first; the one shown before all.
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    bool shown_a = d.culprit && same(d.candidates[a], *d.culprit), shown_b = d.culprit && same(d.candidates[b], *d.culprit);
+    bool shown_a = d.culprit && same_launch(d.candidates[a], *d.culprit),
+         shown_b = d.culprit && same_launch(d.candidates[b], *d.culprit);
     if (shown_a != shown_b) return shown_a;
     bool fit_a = a < d.fitting, fit_b = b < d.fitting;
     if (fit_a != fit_b) return fit_a;

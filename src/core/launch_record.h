@@ -100,4 +100,9 @@ struct LaunchRecord : LaunchFields {
   explicit LaunchRecord(const LaunchFields& fields) : LaunchFields(fields), python{}, stack{} {}
 };
 
+// The same launch, or the same kernel node of the same replay (a replay's nodes share their graph launch's seq).
+inline bool same_launch(const LaunchRecord& a, const LaunchRecord& b) {
+  return a.seq == b.seq && a.graph_node == b.graph_node;
+}
+
 }  // namespace firstassert

@@ -192,8 +192,9 @@ std::map<OrderedStream, uint64_t> first_unfinished_marks(const Evidence& e, cons
                                                          const BreadcrumbReading& reading) {
   std::map<OrderedStream, uint64_t> marks;
   for (const LaunchRecord& r : e.pending) {
+    if (r.queue_mark == 0) continue;  // holds back nothing
     std::optional<OrderedStream> stream = ordered_stream(e, generations, key_of(r), r.seq, r.context);
-    if (r.queue_mark == 0 || !stream) continue;
+    if (!stream) continue;
     const auto& [key, end, device] = *stream;
     if (!unfinished(e, reading, r, key, end)) continue;
     auto [it, added] = marks.emplace(*stream, r.queue_mark);

@@ -30,10 +30,6 @@ std::string configuration(const LaunchRecord& r) {
   return text;
 }
 
-bool same_launch(const LaunchRecord& a, const LaunchRecord& b) {
-  return a.seq == b.seq && a.graph_node == b.graph_node;
-}
-
 // Where a candidate came from, by the rule of the culprit's "launched from" line: the user's innermost Python frame,
 // else (no Python frames kept) the top native frame.
 std::string candidate_origin(const LaunchRecord& r) {

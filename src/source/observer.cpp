@@ -62,6 +62,9 @@ ApiDomain api_domain_of(CUpti_CallbackDomain domain) {
 // began).
 constexpr uint64_t kMarksTag = uint64_t{1} << 63;
 
+// The queue marks now, tagged, for a call about to be made.
+uint64_t marks_entering() { return recording.tracker->queue_marks() | kMarksTag; }
+
 uint64_t marks_at_entry(const uint64_t* entered) {
   if (entered == nullptr || (*entered & kMarksTag) == 0) return 0;
   uint64_t marks = *entered & ~kMarksTag;
@@ -83,7 +86,7 @@ uint64_t launch_entering(const LaunchEvent& launch) {
         launch.graph_exec, reinterpret_cast<CUstream>(explicit_stream_handle(launch.stream, launch.per_thread_default_stream)));
   }
   // Last: whatever the calls above queued is before this launch anyway.
-  return recording.tracker->queue_marks() | kMarksTag;
+  return marks_entering();
 }
 
 // A stream or device call about to be made (a sync, a query, a stream's destruction, a capture's beginning, an event's
@@ -108,7 +111,7 @@ uint64_t stream_call_entering(const CallSite& site, const ApiCall& probe) {
     return 0;
   }
   // An event's record: the queue marks (the launches queued before it, whatever their thread), not the launch count.
-  if (probe.kind == CallKind::record_event) return recording.tracker->queue_marks() | kMarksTag;
+  if (probe.kind == CallKind::record_event) return marks_entering();
   if (probe.kind == CallKind::begin_capture && recording.graphs != nullptr) {
     OurCall guard;
     recording.graphs->prepare();

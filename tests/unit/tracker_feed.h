@@ -23,15 +23,20 @@ inline LaunchEvent kernel_launch(const char* kernel, uintptr_t stream) {
   return e;
 }
 
-// The launch recorded, then its call (api) seen returning success; returns the launch's seq.
-inline uint64_t accepted(Tracker& t, LaunchEvent e, const char* api) {  // a copy: each launch is described afresh
-  uint64_t seq = t.record_launch(e);
+// A launch's call (api) seen returning success.
+inline void launch_call_succeeded(Tracker& t, const LaunchEvent& e, const char* api) {
   ApiCall ok;
   ok.api = api;
   ok.kind = CallKind::launch;
   ok.stream = e.stream;
   ok.context = e.context;
   t.record_call(ok);
+}
+
+// The launch recorded, then its call (api) seen returning success; returns the launch's seq.
+inline uint64_t accepted(Tracker& t, LaunchEvent e, const char* api) {  // a copy: each launch is described afresh
+  uint64_t seq = t.record_launch(e);
+  launch_call_succeeded(t, e, api);
   return seq;
 }
 
@@ -45,11 +50,7 @@ class LaunchCall {
   uint64_t end(bool breadcrumb = true) {
     uint64_t seq = t_.number_launch(e_);
     t_.store_launch(e_, breadcrumb);
-    ApiCall ok;
-    ok.api = "cudaLaunchKernel";
-    ok.kind = CallKind::launch;
-    ok.stream = e_.stream;
-    t_.record_call(ok);
+    launch_call_succeeded(t_, e_, "cudaLaunchKernel");
     return seq;
   }
 
