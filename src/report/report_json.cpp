@@ -4,6 +4,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "compiled_kernel.h"
 #include "core/demangle.h"
 #include "core/hex_text.h"
 #include "hints.h"
@@ -222,6 +223,20 @@ json decision_section(const Findings& f) {
           {"fitting", f.candidates_fitting}};
 }
 
+// A kernel of a torch.compile graph: the generated code around its launch (compiled_kernel.h); null otherwise.
+json compiled_section(const LaunchRecord& r) {
+  std::optional<CompiledLaunch> c = compiled_launch_of(r);
+  if (!c) return nullptr;
+  return {{"kernel", c->kernel},
+          {"kernel_file", c->kernel_file},
+          {"launch", {{"file", c->wrapper_file}, {"line", c->wrapper_line}}},
+          {"source_nodes", c->source_nodes},
+          {"aten_ops", c->aten_ops},
+          // Triton compiles each tl.device_assert with its own source location: the device's line names the
+          // kernel's generated file, never the model.
+          {"device_line_location", "the Triton kernel's generated file"}};
+}
+
 // The hint for the culprit, from its device line, its kernel and the error.
 json culprit_hint(const Findings& f) {
   int code = f.has_primary ? f.primary.code : (f.launch_errors.empty() ? 0 : f.launch_errors.front().code);
@@ -239,6 +254,7 @@ json culprit_section(const Findings& f, const std::map<uint64_t, std::string>* l
   culprit["device_message"] = f.culprit_message ? message(*f.culprit_message) : json(nullptr);
   culprit["hint"] = culprit_hint(f);
   culprit["graph_nodes"] = graph_node_list(f.culprit_graph, f.culprit->graph_node);
+  culprit["compiled"] = compiled_section(*f.culprit);
   if (f.has_primary) attach_values(culprit, *f.culprit, launch_values);
   return culprit;
 }

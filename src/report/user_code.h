@@ -9,10 +9,13 @@ namespace firstassert {
 // Installed packages (PyTorch's among them) live under site-packages or dist-packages, the standard library under
 // lib/python3.X; a directory merely named torch may be the user's own project. firstassert's values modes call the
 // user's op from their own frames (python/firstassert/values), wherever the package is: a build tree or a checkout.
+// torch.compile's generated modules live under Inductor's cache, /tmp/torchinductor_<user> by default
+// (torch/_inductor/runtime/cache_dir_utils.py): the model's line is what the report names for those (compiled_kernel.h).
 inline bool is_user_python_file(std::string_view file) {
   if (file.empty()) return false;
   for (std::string_view library :
-       {"/site-packages/", "/dist-packages/", "/lib/python3", "<frozen", "<string>", "/firstassert/values/"}) {
+       {"/site-packages/", "/dist-packages/", "/lib/python3", "<frozen", "<string>", "/firstassert/values/",
+                                  "/torchinductor_"}) {
     if (file.find(library) != std::string_view::npos) return false;
   }
   return true;

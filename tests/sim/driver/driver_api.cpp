@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
 
 #include "../common/api_trace.h"
 #include "../common/error_table.h"
@@ -14,6 +17,7 @@
 #include "driver_state.h"
 #include "graph.h"
 #include "kernel_registry.h"
+#include "module_loader.h"
 #include "tool_events.h"
 
 namespace {
@@ -183,10 +187,6 @@ CUresult stream_get_ctx(CUstream handle, CUcontext* context, bool per_thread) {
   return CUDA_SUCCESS;
 }
 
-struct Module {
-  int unused = 0;
-};
-
 }  // namespace
 
 extern "C" {
@@ -331,8 +331,31 @@ CUresult CUDAAPI cuModuleLoadData(CUmodule* module, const void* image) {
   return TRACED(cuModuleLoadData, module, image) {
     if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
     if (module == nullptr || image == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    // The image is not interpreted: functions are found among the registered kernels by mangled name.
-    *module = reinterpret_cast<CUmodule>(new Module);
+    *module = reinterpret_cast<CUmodule>(simcuda::load_module(image, {}));
+    return CUDA_SUCCESS;
+  });
+}
+
+// The JIT options only steer compiling PTX, which the simulator does not do.
+CUresult CUDAAPI cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int numOptions,
+                                    CUjit_option* options, void** optionValues) {
+  return TRACED(cuModuleLoadDataEx, module, image, numOptions, options, optionValues) {
+    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+    if (module == nullptr || image == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *module = reinterpret_cast<CUmodule>(simcuda::load_module(image, {}));
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuModuleLoad(CUmodule* module, const char* fname) {
+  return TRACED(cuModuleLoad, module, fname) {
+    if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
+    if (module == nullptr || fname == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    std::ifstream in(fname, std::ios::binary);
+    if (!in) return CUDA_ERROR_FILE_NOT_FOUND;
+    std::string image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (image.empty()) return CUDA_ERROR_INVALID_IMAGE;
+    *module = reinterpret_cast<CUmodule>(simcuda::load_module(image.data(), fname));
     return CUDA_SUCCESS;
   });
 }
@@ -341,7 +364,7 @@ CUresult CUDAAPI cuModuleUnload(CUmodule hmod) {
   return TRACED(cuModuleUnload, hmod) {
     if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
     if (hmod == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-    delete reinterpret_cast<Module*>(hmod);
+    delete reinterpret_cast<simcuda::Module*>(hmod);
     return CUDA_SUCCESS;
   });
 }
@@ -351,7 +374,7 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const cha
     if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
     if (hfunc == nullptr || name == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (hmod == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-    Kernel* kernel = simcuda::kernel_by_name(name);
+    Kernel* kernel = simcuda::module_function(*reinterpret_cast<simcuda::Module*>(hmod), name);
     if (kernel == nullptr) return CUDA_ERROR_NOT_FOUND;
     *hfunc = reinterpret_cast<CUfunction>(kernel);
     return CUDA_SUCCESS;

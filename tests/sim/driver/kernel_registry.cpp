@@ -199,6 +199,20 @@ Kernel* register_kernel(const void* host_stub, const char* name, simcuda_kernel_
   return kernel;
 }
 
+Kernel* add_module_kernel(std::string name, std::vector<size_t> param_sizes, simcuda_kernel_fn body,
+                          std::shared_ptr<const simtriton::TritonKernel> triton) {
+  auto* kernel = new Kernel;
+  kernel->name = std::move(name);
+  kernel->param_sizes = std::move(param_sizes);
+  kernel->body = body;
+  kernel->triton = std::move(triton);
+  kernel->resolved = true;
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.all.insert(kernel);
+  return kernel;
+}
+
 Kernel* kernel_by_stub(const void* host_stub) {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);

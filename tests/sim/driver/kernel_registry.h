@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "../simcuda.h"
+#include "../triton/triton_kernel.h"
 
 namespace simcuda {
 
@@ -19,6 +21,8 @@ struct Kernel {
   // Parameter sizes and a family's body are looked up at the first launch (resolve_for_launch): a program such as
   // PyTorch registers a hundred thousand kernels and launches a few hundred of them.
   bool resolved = false;
+  // A kernel of a loaded cubin that Triton compiled: what its body runs (triton_device.h).
+  std::shared_ptr<const simtriton::TritonKernel> triton;
 };
 
 // Sizes of a mangled C++ kernel's parameters, read from its demangled signature; nullopt when the name is not
@@ -34,6 +38,11 @@ std::string family_name_of(const char* mangled_name);
 void register_family(const char* function_name, simcuda_kernel_fn body, simcuda_param_sizes_fn param_sizes);
 // Sizes the parameters and finds the family's body, once per kernel; returns the body to run (nullptr: none).
 simcuda_kernel_fn resolve_for_launch(Kernel* kernel);
+
+// A kernel of a module loaded from a cubin: its own entry (two modules may hold kernels of one name, as Triton's
+// autotuning configurations do), a valid function handle for the rest of the process.
+Kernel* add_module_kernel(std::string name, std::vector<size_t> param_sizes, simcuda_kernel_fn body,
+                          std::shared_ptr<const simtriton::TritonKernel> triton);
 
 // Maps a host stub to the kernel of that name, creating a body-less entry when the body is not registered yet.
 void bind_host_stub(const void* host_stub, const char* name);

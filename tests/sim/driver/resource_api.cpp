@@ -366,8 +366,6 @@ SIMCUDA_DRIVER_UNSUPPORTED(cuLinkCreate_v2, (unsigned int, CUjit_option*, void**
 SIMCUDA_DRIVER_UNSUPPORTED(cuLinkAddData_v2, (CUlinkState, CUjitInputType, void*, size_t, const char*, unsigned int,
                                               CUjit_option*, void**))
 SIMCUDA_DRIVER_UNSUPPORTED(cuLinkComplete, (CUlinkState, void**, size_t*))
-SIMCUDA_DRIVER_UNSUPPORTED(cuModuleLoad, (CUmodule*, const char*))
-SIMCUDA_DRIVER_UNSUPPORTED(cuModuleLoadDataEx, (CUmodule*, const void*, unsigned int, CUjit_option*, void**))
 SIMCUDA_DRIVER_UNSUPPORTED(cuTensorMapEncodeTiled, (CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
                                                     const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
                                                     const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
