@@ -23,6 +23,7 @@ they keep copies of those values without waiting for the GPU instead, and the re
 call whose kernel asserted (its culprit's "values"; also on stderr and in the failing cell).
 """
 
+from . import compiled_nodes as _compiled_nodes
 from . import library as _library
 from . import notebook as _notebook
 from . import values as _values
@@ -31,6 +32,7 @@ from .notebook import load_ipython_extension, unload_ipython_extension
 from .reports import last_report
 from .show import show
 
+_compiled_nodes.install(_values._hook.when_imported)  # compiled graphs keep the model's lines (compiled_nodes.py)
 _values.from_environment()  # FIRSTASSERT_VALUES: checks from when torch is imported (never imports it itself)
 
 

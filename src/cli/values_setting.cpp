@@ -49,8 +49,35 @@ std::vector<std::string> values_site_candidates(const std::string& self_path) {
   return out;
 }
 
+namespace {
+
+// First on PYTHONPATH, even where it already is further on: Python imports the first sitecustomize it finds, and
+// ours runs the one it hides. False (and PYTHONPATH as it was) when site is unknown or PYTHONPATH cannot carry it.
+bool put_site_first(const std::string& site) {
+  if (site.empty() || site.find(':') != std::string::npos) return false;
+  const char* pythonpath = std::getenv("PYTHONPATH");
+  std::string joined = site;
+  std::string old = pythonpath != nullptr ? pythonpath : "";
+  // Every other entry kept, empty ones too (Python reads an empty entry as the current directory).
+  for (size_t begin = 0; !old.empty() && begin <= old.size();) {
+    size_t end = old.find(':', begin);
+    if (end == std::string::npos) end = old.size();
+    std::string entry = old.substr(begin, end - begin);
+    if (entry != site) joined += ":" + entry;
+    begin = end + 1;
+  }
+  setenv("PYTHONPATH", joined.c_str(), 1);
+  return true;
+}
+
+}  // namespace
+
 std::string set_values_environment(const std::optional<std::string>& flag, const std::vector<std::string>& sites,
                                    std::ostream& err) {
+  std::string site = found_site(sites);
+  // Whatever the values mode: the sitecustomize also keeps the model's lines of compiled graphs, at no cost to a
+  // job that does not compile. Without it (no Python package beside this program) reports lack those lines only.
+  bool site_first = put_site_first(site);
   const char* inherited = std::getenv("FIRSTASSERT_VALUES");
   if (!flag && inherited == nullptr) return "";
   std::string named = flag ? *flag : inherited;
@@ -66,31 +93,16 @@ std::string set_values_environment(const std::optional<std::string>& flag, const
     setenv("FIRSTASSERT_VALUES", "off", 1);
     return mode;
   }
-  std::string site = found_site(sites);
   if (site.empty()) {
     std::string looked;
     for (const std::string& s : sites) looked += (looked.empty() ? "" : ", ") + s;
     return off(err, source + " needs firstassert's Python package, whose sitecustomize.py is not beside this program "
                              "(looked in " + looked + ")");
   }
-  if (site.find(':') != std::string::npos) {
+  if (!site_first) {
     return off(err, source + ": the directory of firstassert's sitecustomize.py, " + site +
                         ", holds a colon, which PYTHONPATH cannot carry");
   }
-  // First on PYTHONPATH, even where it already is further on: Python imports the first sitecustomize it finds, and
-  // ours runs the one it hides.
-  const char* pythonpath = std::getenv("PYTHONPATH");
-  std::string joined = site;
-  std::string old = pythonpath != nullptr ? pythonpath : "";
-  // Every other entry kept, empty ones too (Python reads an empty entry as the current directory).
-  for (size_t begin = 0; !old.empty() && begin <= old.size();) {
-    size_t end = old.find(':', begin);
-    if (end == std::string::npos) end = old.size();
-    std::string entry = old.substr(begin, end - begin);
-    if (entry != site) joined += ":" + entry;
-    begin = end + 1;
-  }
-  setenv("PYTHONPATH", joined.c_str(), 1);
   setenv("FIRSTASSERT_VALUES", mode.c_str(), 1);
   return mode;
 }

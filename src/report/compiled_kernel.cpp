@@ -1,7 +1,12 @@
 #include "compiled_kernel.h"
 
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
+
+#include <nlohmann/json.hpp>
+
+#include "user_code.h"
 
 namespace firstassert {
 namespace {
@@ -54,7 +59,73 @@ std::optional<std::string> inductor_module_text(const char* path) {
   return std::string(head, sizeof head) + std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+std::optional<std::string> whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Whether the file holds code (as a stack trace shows it: stripped) on that line.
+bool file_holds(const std::string& file, int line, std::string_view code) {
+  std::optional<std::string> text = whole_file(file);
+  if (!text) return false;
+  std::vector<std::string_view> lines = lines_of(*text);
+  return line >= 1 && static_cast<size_t>(line) <= lines.size() && trimmed(lines[line - 1]) == trimmed(code);
+}
+
+// The nodes' stack traces kept beside the wrapper, in the order of the launch's source nodes.
+void add_model_lines(CompiledLaunch& launch) {
+  std::string path = launch.wrapper_file + ".firstassert-nodes.json";
+  std::optional<std::string> text = whole_file(path);
+  if (!text) {
+    launch.model_lines_missing = "no stack traces of its FX nodes were kept beside the generated code (" + path +
+                                 "): firstassert run keeps them when the graph is compiled";
+    return;
+  }
+  nlohmann::json kept = nlohmann::json::parse(*text, nullptr, false);
+  if (!kept.is_object() || !kept.contains("nodes") || !kept["nodes"].is_object()) {
+    launch.model_lines_missing = path + " is not what firstassert writes there";
+    return;
+  }
+  const nlohmann::json& nodes = kept["nodes"];
+  for (const std::string& node : launch.source_nodes) {
+    auto trace = nodes.find(node);
+    if (trace == nodes.end() || !trace->is_string()) continue;
+    std::optional<ModelLine> line = model_line_of_trace(trace->get<std::string>());
+    if (!line) continue;
+    bool seen = false;
+    for (const ModelLine& l : launch.model_lines) seen = seen || (l.file == line->file && l.line == line->line);
+    if (seen) continue;
+    line->node = node;
+    line->file_agrees = file_holds(line->file, line->line, line->code);
+    launch.model_lines.push_back(std::move(*line));
+  }
+  if (launch.model_lines.empty())
+    launch.model_lines_missing = "the stack traces kept for its FX nodes (" + path + ") hold no line of the user's code";
+}
+
 }  // namespace
+
+std::optional<ModelLine> model_line_of_trace(std::string_view trace) {
+  std::optional<ModelLine> innermost;
+  std::vector<std::string_view> lines = lines_of(trace);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string_view text = trimmed(lines[i]);
+    constexpr std::string_view kFile = "File \"";
+    if (!text.starts_with(kFile)) continue;
+    size_t quote = text.find('"', kFile.size());
+    size_t line_at = text.find(", line ", quote);
+    size_t in_at = text.find(", in ", line_at);
+    if (quote == std::string_view::npos || line_at == std::string_view::npos) continue;
+    ModelLine frame;
+    frame.file = std::string(text.substr(kFile.size(), quote - kFile.size()));
+    frame.line = std::atoi(std::string(text.substr(line_at + 7)).c_str());
+    if (in_at != std::string_view::npos) frame.function = std::string(text.substr(in_at + 5));
+    if (i + 1 < lines.size() && !trimmed(lines[i + 1]).starts_with(kFile)) frame.code = std::string(trimmed(lines[i + 1]));
+    if (frame.line > 0 && is_user_python_file(frame.file)) innermost = std::move(frame);
+  }
+  return innermost;
+}
 
 bool is_inductor_module_text(std::string_view text) { return text.starts_with("# AOT ID:"); }
 
@@ -110,6 +181,7 @@ std::optional<CompiledLaunch> compiled_launch_of(const LaunchRecord& r) {
     std::optional<CompiledLaunch> launch = compiled_launch_in(*text, frame.line);
     if (!launch) continue;
     launch->wrapper_file = frame.file;
+    add_model_lines(*launch);
     return launch;
   }
   return std::nullopt;

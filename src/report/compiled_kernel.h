@@ -14,6 +14,18 @@
 
 namespace firstassert {
 
+// Where in the model a fused FX node was written: the innermost frame of the user's code in the node's stack trace,
+// which Dynamo records and firstassert's Python package keeps beside the wrapper (python/firstassert/
+// compiled_nodes.py) as WRAPPER.firstassert-nodes.json.
+struct ModelLine {
+  std::string node;
+  std::string file;
+  int line = 0;
+  std::string function;
+  std::string code;         // the line's text as Dynamo recorded it
+  bool file_agrees = true;  // the file holds that text on that line today (false: it was edited since the compile)
+};
+
 struct CompiledLaunch {
   std::string wrapper_file;  // the generated module whose call() launched the kernel
   int wrapper_line = 0;      // the line of the launch (`NAME.run(...)`)
@@ -21,7 +33,15 @@ struct CompiledLaunch {
   std::string kernel_file;   // where the kernel's Triton code is (where its tl.device_assert lines are)
   std::vector<std::string> source_nodes;  // the FX nodes fused into the kernel ("embedding", "sum_1")
   std::vector<std::string> aten_ops;      // and the ATen ops they were ("aten.embedding", "aten.sum")
+  // The source nodes' lines in the model, one per distinct line in the nodes' order; empty when no stack traces
+  // were kept beside the wrapper (model_lines_missing says why).
+  std::vector<ModelLine> model_lines;
+  std::string model_lines_missing;
 };
+
+// The model's line in one FX node's stack trace ("  File \"m.py\", line 7, in forward\n    code\n", outermost first):
+// its innermost frame in the user's code; nullopt when none is.
+std::optional<ModelLine> model_line_of_trace(std::string_view trace);
 
 // True when the first line of text is Inductor's mark of a generated module ("# AOT ID: ...").
 bool is_inductor_module_text(std::string_view text);

@@ -223,6 +223,19 @@ json decision_section(const Findings& f) {
           {"fitting", f.candidates_fitting}};
 }
 
+json model_lines(const CompiledLaunch& c) {
+  json out = json::array();
+  for (const ModelLine& l : c.model_lines) {
+    out.push_back({{"node", l.node},
+                   {"file", l.file},
+                   {"line", l.line},
+                   {"function", l.function},
+                   {"code", l.code},
+                   {"file_agrees", l.file_agrees}});
+  }
+  return out;
+}
+
 // A kernel of a torch.compile graph: the generated code around its launch (compiled_kernel.h); null otherwise.
 json compiled_section(const LaunchRecord& r) {
   std::optional<CompiledLaunch> c = compiled_launch_of(r);
@@ -232,6 +245,8 @@ json compiled_section(const LaunchRecord& r) {
           {"launch", {{"file", c->wrapper_file}, {"line", c->wrapper_line}}},
           {"source_nodes", c->source_nodes},
           {"aten_ops", c->aten_ops},
+          {"model_lines", model_lines(*c)},
+          {"model_lines_missing", c->model_lines_missing.empty() ? json(nullptr) : json(c->model_lines_missing)},
           // Triton compiles each tl.device_assert with its own source location: the device's line names the
           // kernel's generated file, never the model.
           {"device_line_location", "the Triton kernel's generated file"}};

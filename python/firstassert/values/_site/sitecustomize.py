@@ -1,10 +1,13 @@
-"""firstassert's sitecustomize: values checks in a Python job without a change to its code.
+"""firstassert's sitecustomize: the model's lines of compiled kernels and values checks in a Python job without a
+change to its code.
 
-`firstassert run --values=MODE` puts this file's directory first on the job's PYTHONPATH and sets
-FIRSTASSERT_VALUES, so every Python the job starts (torchrun's workers too) runs this at start-up. It only asks to
-be called back once torch is imported (a job that never imports torch pays for nothing else); then it imports the
-firstassert package this file belongs to, which reads FIRSTASSERT_VALUES and installs the checks. Then it runs the
-sitecustomize the job would have run without it, if any, as `sitecustomize`.
+`firstassert run` puts this file's directory first on the job's PYTHONPATH (and `--values=MODE` sets
+FIRSTASSERT_VALUES), so every Python the job starts (torchrun's workers too) runs this at start-up. It only asks to
+be called back once torch._inductor.graph is imported, to keep each compiled graph's node stack traces beside its
+generated code (firstassert/compiled_nodes.py), and, with a values mode, once torch is imported: then it imports the
+firstassert package this file belongs to, which reads FIRSTASSERT_VALUES and installs the checks. A job that never
+imports them pays for nothing else. Then it runs the sitecustomize the job would have run without it, if any, as
+`sitecustomize`.
 
 Not reached by `python -S`, `-I` or `-E` (no site, or no PYTHONPATH).
 """
@@ -36,13 +39,30 @@ def _firstassert_values():
         return
     here = os.path.dirname(os.path.abspath(__file__))
     package = os.path.dirname(os.path.dirname(here))  # .../firstassert (this is firstassert/values/_site)
-    path = os.path.join(package, "values", "_hook.py")
-    loader = importlib.machinery.SourceFileLoader("_firstassert_values_hook", path)
-    spec = importlib.machinery.ModuleSpec("_firstassert_values_hook", loader, origin=path)
-    spec.has_location = True
-    hook = _module(spec)
-    loader.exec_module(hook)
+    hook = _load("_firstassert_values_hook", os.path.join(package, "values", "_hook.py"))
     hook.when_imported("torch", lambda torch: _import_firstassert(os.path.dirname(package)))
+
+
+def _compiled_nodes():
+    """Keeps the model's lines of torch.compile graphs beside their generated code (firstassert/compiled_nodes.py)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    package = os.path.dirname(os.path.dirname(here))
+    hook = _load("_firstassert_values_hook", os.path.join(package, "values", "_hook.py"))
+    nodes = _load("_firstassert_compiled_nodes", os.path.join(package, "compiled_nodes.py"))
+    nodes.install(hook.when_imported)
+
+
+def _load(name, path):
+    """The module of the file at path, executed once (sys.modules keeps it for a second caller)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    loader = importlib.machinery.SourceFileLoader(name, path)
+    spec = importlib.machinery.ModuleSpec(name, loader, origin=path)
+    spec.has_location = True
+    module = _module(spec)
+    sys.modules[name] = module
+    loader.exec_module(module)
+    return module
 
 
 def _import_firstassert(root):
@@ -75,4 +95,9 @@ try:
     _firstassert_values()
 except Exception as _error:  # the job runs whatever happens here
     sys.stderr.write("firstassert: values checks are off: %s: %s\n" % (type(_error).__name__, _error))
+try:
+    _compiled_nodes()
+except Exception as _error:
+    sys.stderr.write("firstassert: the model's lines of compiled kernels are not kept: %s: %s\n" % (
+        type(_error).__name__, _error))
 _chain()
