@@ -198,15 +198,17 @@ ensure_notebook_kernels() {
 
 # Real PyTorch for scripts/simtorch and the torch suite: the PyPI CUDA wheel, pinned, in a venv at $tools_dir/torch.
 # Installed without its nvidia-* dependencies: the simulator's libraries stand in for them (tests/sim), and the
-# wheel's libraries find them through LD_LIBRARY_PATH because the directories of their RPATH do not exist. Triton
-# is left out too (torch.compile is not what the simulator runs). The rest of its dependencies are pure Python.
-torch_pins="torch==2.15.0"
+# wheel's libraries find them through LD_LIBRARY_PATH because the directories of their RPATH do not exist. Triton,
+# torch 2.15's pin (triton~=3.9.0 on Linux), comes with it for torch.compile: it compiles its kernels here (its own
+# ptxas, no GPU needed) and the simulator runs them from the IR it keeps beside each cubin (tests/sim/triton); its
+# wheel is 286 MB and unpacks to 1 GB. The rest of torch's dependencies are pure Python.
+torch_pins="torch==2.15.0 triton==3.9.0"
 torch_python_pins="filelock==4.3.2 fsspec==2026.9.0 jinja2==3.1.6 markupsafe==3.0.4 mpmath==1.3.0 networkx==3.6.1 \
 numpy==2.4.6 sympy==1.14.0 typing-extensions==4.16.0"
 # A Jupyter kernel in the same venv, for the torch suite's notebook (with their dependencies, resolved by pip).
 torch_notebook_pins="ipykernel==7.4.0 $notebook_common_pins"
 torch_dir="$tools_dir/torch"
-torch_disk_mib=2200  # the 539 MB wheel, pip's copy of it, and the 1.4 GB it unpacks to
+torch_disk_mib=3600  # the 539 MB and 286 MB wheels, pip's copies of them, and the 2.4 GB they unpack to
 install_torch=false  # scripts/test and scripts/simtorch set it
 torch_suite=true  # false: the build's torch suite is told there is no venv (scripts/test under sanitizers)
 
@@ -225,8 +227,8 @@ ensure_torch() {
       "(the torch suite and scripts/simtorch need it)"
     return 1
   fi
-  say "installing PyTorch ($torch_pins from PyPI: a 539 MB download, 1.4 GB installed, about a minute on a fast" \
-    "link) into $torch_dir, for scripts/simtorch and the torch suite"
+  say "installing PyTorch and Triton ($torch_pins from PyPI: an 825 MB download, 2.4 GB installed, about a" \
+    "minute on a fast link) into $torch_dir, for scripts/simtorch and the torch suite"
   rm -rf "$torch_dir"
   if ! python3 -m venv "$torch_dir" >/dev/null 2>&1; then
     rm -rf "$torch_dir"

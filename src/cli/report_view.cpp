@@ -152,6 +152,38 @@ void add_window(const json& report, const json& culprit, const CellNames& cells,
   rows.push_back(row("window", "window", std::move(lines)));
 }
 
+std::string names_of(const json& list) {
+  std::string out;
+  if (!list.is_array()) return out;
+  for (const json& n : list) out += (out.empty() ? "" : ", ") + (n.is_string() ? n.get<std::string>() : "?");
+  return out;
+}
+
+// A kernel of a torch.compile graph (the report's culprit "compiled"): what it fused and where the model wrote it.
+void add_compiled(const json& compiled, std::vector<Row>& rows) {
+  std::string fused = names_of(array_of(compiled, "source_nodes"));
+  std::string ops = names_of(array_of(compiled, "aten_ops"));
+  const json& launch = object_of(compiled, "launch");
+  std::vector<Line> lines{
+      {text_of(compiled, "kernel", "?") + " of a torch.compile graph" + (fused.empty() ? "" : ", fusing " + fused) +
+       (ops.empty() ? "" : " (" + ops + ")")},
+      {"launched at " + text_of(launch, "file", "?") + ":" + std::to_string(number_of(launch, "line")), Tone::plain,
+       false},
+      {"kernel code " + text_of(compiled, "kernel_file", "?"), Tone::plain, false}};
+  rows.push_back(row("compiled", "compiled", std::move(lines)));
+  std::vector<Line> model;
+  for (const json& m : array_of(compiled, "model_lines")) {
+    model.push_back({text_of(m, "file", "?") + ":" + std::to_string(number_of(m, "line")) + " in " +
+                         text_of(m, "function", "?") + " (" + text_of(m, "node", "?") + ")",
+                     Tone::strong, false});
+    model.push_back({"    " + text_of(m, "code"), Tone::plain, false});
+    if (!flag_of(m, "file_agrees", true))
+      model.push_back({"the file has changed there since the graph was compiled", Tone::quiet});
+  }
+  if (model.empty()) model.push_back({"unknown: " + text_of(compiled, "model_lines_missing", "?")});
+  rows.push_back(row("model", "model", std::move(model)));
+}
+
 void add_culprit(const json& report, const json& culprit, const CellNames& cells, std::vector<Row>& rows) {
   std::string full = kernel_of(culprit);
   std::vector<Line> kernel{{short_kernel_of(culprit), Tone::strong}};
@@ -164,8 +196,15 @@ void add_culprit(const json& report, const json& culprit, const CellNames& cells
   const json& node = object_of(culprit, "graph_node");
   if (!node.is_null()) rows.push_back(row("graph", "graph", graph_lines(culprit, node)));
   add_launched_at(culprit, cells, rows);
-  if (flag_of(object_of(report, "first_error"), "sticky", true))
-    rows.push_back(row("device", "device", {{device_text(report, culprit)}}));
+  const json& compiled = object_of(culprit, "compiled");
+  if (!compiled.is_null()) add_compiled(compiled, rows);
+  if (flag_of(object_of(report, "first_error"), "sticky", true)) {
+    std::vector<Line> device{{device_text(report, culprit)}};
+    // Triton compiles a tl.device_assert with its own location: the device names generated code.
+    if (!compiled.is_null())
+      device.push_back({"that file and line are the Triton kernel's generated code, not the model", Tone::quiet});
+    rows.push_back(row("device", "device", std::move(device)));
+  }
   // What the job's values probe read in the values this launch was given (python/firstassert/values/probe.py).
   const json& values = object_of(culprit, "values");
   if (!values.is_null()) rows.push_back(row("values", "values", {{text_of(values, "text")}}));

@@ -5,6 +5,7 @@
 
 #include "core/demangle.h"
 #include "hints.h"
+#include "compiled_kernel.h"
 #include "launch_origin.h"
 #include "small_window.h"
 
@@ -59,6 +60,32 @@ void add_window_lines(const Findings& f, std::vector<std::string>& lines) {
   }
 }
 
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// A kernel of a torch.compile graph: what it fused, where the wrapper launched it, and the model's lines.
+void add_compiled_lines(const LaunchRecord& r, std::vector<std::string>& lines) {
+  std::optional<CompiledLaunch> c = compiled_launch_of(r);
+  if (!c) return;
+  std::string wrapper = c->wrapper_file.substr(c->wrapper_file.rfind('/') + 1);
+  std::string fused = c->source_nodes.empty() ? "" : " fuses [" + joined(c->source_nodes) + "]";
+  if (!c->aten_ops.empty()) fused += " (" + joined(c->aten_ops) + ")";
+  lines.push_back("compiled: " + c->kernel + " of a torch.compile graph" + fused + ", launched at " + wrapper + ":" +
+                  std::to_string(c->wrapper_line));
+  constexpr size_t kShownLines = 3;
+  for (size_t i = 0; i < c->model_lines.size() && i < kShownLines; ++i) {
+    const ModelLine& m = c->model_lines[i];
+    lines.push_back("model: " + m.file + ":" + std::to_string(m.line) + " in " + m.function + ": " + m.code +
+                    (m.file_agrees ? "" : " (the file has changed there since the graph was compiled)"));
+  }
+  if (c->model_lines.size() > kShownLines)
+    lines.push_back("model: and " + std::to_string(c->model_lines.size() - kShownLines) + " more lines (the report)");
+  if (c->model_lines.empty()) lines.push_back("model: unknown: " + c->model_lines_missing);
+}
+
 }  // namespace
 
 std::vector<std::string> summary_lines(const Findings& f, const std::string& report_path) {
@@ -83,14 +110,17 @@ std::vector<std::string> summary_lines(const Findings& f, const std::string& rep
     if (!python.empty()) lines.push_back(how + python + " (Python)");
     std::string native = native_origin(*f.culprit, 3);
     if (!native.empty()) lines.push_back("native: " + native);
+    add_compiled_lines(*f.culprit, lines);
   }
   add_window_lines(f, lines);
+  bool compiled = f.culprit && compiled_launch_of(*f.culprit).has_value();
   if (f.culprit_message) {
     const DeviceMessage& m = *f.culprit_message;
     std::snprintf(text, sizeof text, "device: %s:%u: %s: block [%u,%u,%u], thread [%u,%u,%u]: `%s` failed", m.file,
                   m.line, m.function, m.block[0], m.block[1], m.block[2], m.thread[0], m.thread[1], m.thread[2],
                   m.condition);
     lines.emplace_back(text);
+    if (compiled) lines.push_back("device: that file and line are the Triton kernel's generated code, not the model");
   }
   std::string kernel = f.culprit && f.culprit->kernel ? demangle(f.culprit->kernel) : "";
   if (auto hint = hint_for_launch(f.culprit_message ? &*f.culprit_message : nullptr, kernel, p.code))
