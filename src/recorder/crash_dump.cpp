@@ -203,9 +203,12 @@ void dump(int signal) {
 void on_fatal_signal(int signal, siginfo_t* info, void* context) {
   int saved = errno;
   StderrPipe::restore_process_fd_in_signal_handler();
-  // Only the first fatal signal dumps, and only when no report names the first CUDA error already.
+  // Only the first fatal signal dumps, and only when no report names the first CUDA error already. A SIGTERM is a
+  // request to stop (a pool stopping its helper processes, such as torch.compile's compile workers, which inherit the
+  // preload): a process that launched nothing has nothing to say then.
+  bool stopped_idle = signal == SIGTERM && tracker != nullptr && tracker->ring().total() == 0;
   if (!dumping.exchange(true) && tracker != nullptr && !tracker->has_primary() &&
-      !report_exists->load(std::memory_order_acquire))
+      !report_exists->load(std::memory_order_acquire) && !stopped_idle)
     dump(signal);
   errno = saved;
   // Then as if we were never there: the program's handler, or the default action.

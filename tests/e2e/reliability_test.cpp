@@ -110,6 +110,16 @@ TEST(Reliability, SegfaultWithoutCudaErrorDumpsTheRecentLaunches) {
             std::string::npos);
 }
 
+// A pool stopping a helper that inherited the preload and launched nothing (torch.compile's compile workers): the
+// helper dies of its SIGTERM as it would have, with no dump and no line.
+TEST(Reliability, SigtermOfAProcessThatLaunchedNothingLeavesNoDump) {
+  e2e::TempDir dir;
+  Outcome o = run_job(dir, {"idle-term"});
+  EXPECT_EQ(o.run.exit_code, 128 + 15);
+  EXPECT_TRUE(dir.files("firstassert-").empty()) << o.run.err;
+  EXPECT_EQ(o.run.err.find("firstassert: the process is dying"), std::string::npos) << o.run.err;
+}
+
 TEST(Reliability, DeathAfterTheFirstErrorLeavesTheDetectionReportWhole) {
   for (const char* mode : {"abort", "term"}) {
     e2e::TempDir dir;

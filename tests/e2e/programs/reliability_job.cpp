@@ -7,6 +7,7 @@
 //   load THREADS N     THREADS threads launch N kernels each on their own streams, then one bad launch
 //   segv               launches, then a segmentation fault with no CUDA error
 //   abort | term       the first error, then abort() / raise(SIGTERM)
+//   idle-term          CUDA initialized, nothing launched, then SIGTERM (a helper process a pool stops)
 //   thread-only        all CUDA work on a second thread
 //   odd-names          kernels named with 64 KiB and with bytes that are not UTF-8
 //   many-names N       N distinct kernels, one launch each, then a bad launch
@@ -142,6 +143,11 @@ int main(int argc, char** argv) {
   if (mode == "abort" || mode == "term") {
     if (fail_now() == cudaSuccess) return 5;
     if (mode == "abort") std::abort();
+    raise(SIGTERM);
+    return 6;
+  }
+  if (mode == "idle-term") {
+    cudaFree(nullptr);  // the context exists; no kernel is launched
     raise(SIGTERM);
     return 6;
   }
