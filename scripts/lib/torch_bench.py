@@ -28,7 +28,9 @@ The loops: fixed seeds; each step's batch is made on the host and moved with .cu
 synchronizes the stream, as a DataLoader's batches do without pin_memory); the loss is read with .item() every 10th
 step. mlp: a 32-64-64-10 classifier, batch 64, SGD with momentum. token: one Transformer encoder layer (width 32,
 4 heads, feed-forward 64, dropout 0.1) between an embedding (vocabulary 128) and a linear head, sequence 16, batch 8,
-AdamW. They are small because the simulated device computes GEMMs on the CPU (and under callgrind).
+AdamW. mlp-compiled: mlp with its loss (model and cross entropy, forward and backward) under torch.compile: Inductor's
+Triton kernels, launched from its generated code (compiled during the warm-up). They are small because the
+simulated device computes GEMMs and Triton kernels on the CPU (and under callgrind).
 """
 import argparse
 import ctypes
@@ -47,7 +49,7 @@ import callgrind_counts  # noqa: E402
 
 WARMUP_STEPS = 10  # before any measurement (default; --warmup): the caching allocator and cuBLAS handles settle
 LOG_EVERY = 10  # the loss is read (.item(), a device-to-host copy that synchronizes) every LOG_EVERY steps
-MODELS = ("mlp", "token")
+MODELS = ("mlp", "token", "mlp-compiled")
 
 # ---- the training loops (run in the measured process) -------------------------------------------------------------
 
@@ -59,7 +61,7 @@ def make_loop(model_name):
     import torch.nn as nn
 
     torch.manual_seed(0)
-    if model_name == "mlp":
+    if model_name in ("mlp", "mlp-compiled"):
         model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10)).cuda()
         optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 
@@ -68,6 +70,9 @@ def make_loop(model_name):
 
         def loss_of(x, y):
             return nn.functional.cross_entropy(model(x), y)
+
+        if model_name == "mlp-compiled":
+            loss_of = torch.compile(loss_of)  # Inductor's Triton kernels, compiled in the warm-up
     else:
         vocab, width, sequence, batch_size = 128, 32, 16, 8
 
@@ -662,7 +667,8 @@ def main():
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shim", required=True, help="path to libfirstassert.so")
-    parser.add_argument("--models", default=",".join(MODELS), help="comma-separated: mlp, token (default both)")
+    parser.add_argument("--models", default=",".join(MODELS),
+                        help="comma-separated: mlp, token, mlp-compiled (default all)")
     parser.add_argument("--warmup", type=int, default=WARMUP_STEPS,
                         help=f"steps every run makes before it measures (default {WARMUP_STEPS})")
     parser.add_argument("--count-steps", type=int, default=10, help="steps whose calls are counted (default 10)")
@@ -686,7 +692,7 @@ def main():
         parser.error("--warmup must not be negative")
     for model_name in (args.models + "," + args.callgrind_models).split(","):
         if model_name and model_name not in MODELS:
-            parser.error(f"unknown model '{model_name}' (mlp, token)")
+            parser.error(f"unknown model '{model_name}' ({', '.join(MODELS)})")
     WARMUP_STEPS = args.warmup
     try:
         return orchestrate(args)
