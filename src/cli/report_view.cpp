@@ -182,6 +182,8 @@ void add_compiled(const json& compiled, std::vector<Row>& rows) {
   }
   if (model.empty()) model.push_back({"unknown: " + text_of(compiled, "model_lines_missing", "?")});
   rows.push_back(row("model", "model", std::move(model)));
+  std::string values = text_of(compiled, "values");
+  if (!values.empty()) rows.push_back(row("values_advice", "values", {{values}}));
 }
 
 void add_culprit(const json& report, const json& culprit, const CellNames& cells, std::vector<Row>& rows) {

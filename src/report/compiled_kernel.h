@@ -43,6 +43,12 @@ struct CompiledLaunch {
 // its innermost frame in the user's code; nullopt when none is.
 std::optional<ModelLine> model_line_of_trace(std::string_view trace);
 
+// What to do for the bad value: the values modes (python/firstassert/values) check eager ops, never the inside of a
+// compiled graph, and TORCH_COMPILE_DISABLE=1 (torch/_dynamo/config.py) runs the same model eagerly.
+inline constexpr const char* kCompiledValuesAdvice =
+    "the values modes do not reach inside torch.compile graphs: rerun with TORCH_COMPILE_DISABLE=1 and "
+    "firstassert run --values=check, and the eager op names the bad value";
+
 // True when the first line of text is Inductor's mark of a generated module ("# AOT ID: ...").
 bool is_inductor_module_text(std::string_view text);
 // What the wrapper's text says of the launch on its line `line` (1-based); nullopt when that line launches no kernel.

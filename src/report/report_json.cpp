@@ -249,7 +249,8 @@ json compiled_section(const LaunchRecord& r) {
           {"model_lines_missing", c->model_lines_missing.empty() ? json(nullptr) : json(c->model_lines_missing)},
           // Triton compiles each tl.device_assert with its own source location: the device's line names the
           // kernel's generated file, never the model.
-          {"device_line_location", "the Triton kernel's generated file"}};
+          {"device_line_location", "the Triton kernel's generated file"},
+          {"values", kCompiledValuesAdvice}};
 }
 
 // The hint for the culprit, from its device line, its kernel and the error.

@@ -84,6 +84,7 @@ void add_compiled_lines(const LaunchRecord& r, std::vector<std::string>& lines) 
   if (c->model_lines.size() > kShownLines)
     lines.push_back("model: and " + std::to_string(c->model_lines.size() - kShownLines) + " more lines (the report)");
   if (c->model_lines.empty()) lines.push_back("model: unknown: " + c->model_lines_missing);
+  lines.push_back(std::string("values: ") + kCompiledValuesAdvice);
 }
 
 }  // namespace

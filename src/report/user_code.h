@@ -2,6 +2,7 @@
 // library code is where a failing call ends, not where the bug is.
 #pragma once
 
+#include <cstdlib>
 #include <string_view>
 
 namespace firstassert {
@@ -15,9 +16,12 @@ inline bool is_user_python_file(std::string_view file) {
   if (file.empty()) return false;
   for (std::string_view library :
        {"/site-packages/", "/dist-packages/", "/lib/python3", "<frozen", "<string>", "/firstassert/values/",
-                                  "/torchinductor_"}) {
+        "/torchinductor_"}) {
     if (file.find(library) != std::string_view::npos) return false;
   }
+  // Inductor's cache where the job moved it (read in the job's process; elsewhere the default rule above holds).
+  const char* inductor_cache = std::getenv("TORCHINDUCTOR_CACHE_DIR");
+  if (inductor_cache != nullptr && *inductor_cache != '\0' && file.starts_with(inductor_cache)) return false;
   return true;
 }
 

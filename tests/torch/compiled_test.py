@@ -75,6 +75,8 @@ class CompiledJobs(unittest.TestCase):
         model = [(pathlib.Path(m["file"]).name, m["line"]) for m in compiled["model_lines"]]
         self.assertIn((job, line), model, detail)
         self.assertIn(f"model: {JOBS / job}:{line} in ", run.stderr)
+        # The values modes do not reach inside the graph: the report says what to rerun instead.
+        self.assertIn("TORCH_COMPILE_DISABLE=1", compiled["values"], detail)
         # The summary names no generated file as the job's line.
         self.assertNotIn(f"launched from {run.cache}", run.stderr)
         # show (and the notebook cell, which shows the same rows) says where the device's location is.
