@@ -31,6 +31,7 @@ struct Rank {
   std::string kernel;  // the culprit, short
   std::string values;  // what the values probe found in the culprit call's values (culprit.values.text), or ""
   std::string confidence;
+  std::string model;  // a compiled culprit's first line in the model (culprit.compiled.model_lines), or ""
 };
 
 Rank summarize(const LoadedReport& report) {
@@ -54,6 +55,12 @@ Rank summarize(const LoadedReport& report) {
       k.confidence = text_of(culprit, "confidence", "?");
       const json& values = object_of(culprit, "values");
       if (!values.is_null()) k.values = text_of(values, "text");
+      const json& model_lines = array_of(object_of(culprit, "compiled"), "model_lines");
+      if (!model_lines.empty()) {
+        const json& line = model_lines[0];
+        k.model = text_of(line, "file", "?") + ":" + std::to_string(number_of(line, "line")) + ": " +
+                  text_of(line, "code");
+      }
     }
   }
   return k;
@@ -194,7 +201,8 @@ void print_json(const Outcome& o, double skew_seconds, std::ostream& out) {
                         {"after_first_ns", k.error_ns - o.failed[0].error_ns},
                         {"culprit", k.kernel},
                         {"confidence", k.confidence},
-                        {"values", k.values.empty() ? json(nullptr) : json(k.values)}});
+                        {"values", k.values.empty() ? json(nullptr) : json(k.values)},
+                        {"model", k.model.empty() ? json(nullptr) : json(k.model)}});
   }
   j["failures"] = failures;
   json no_error = json::array();
@@ -207,6 +215,7 @@ void print_first(const Rank& first, std::ostream& out) {
   out << "\nfailed first: " << who(first) << "\n";
   out << "  " << first.error << "\n";
   if (!first.kernel.empty()) out << "  culprit " << first.kernel << " [" << first.confidence << "]\n";
+  if (!first.model.empty()) out << "  model   " << first.model << "\n";
   if (!first.values.empty()) out << "  values  " << first.values << "\n";
   out << "  report  " << first.path << "\n";
 }

@@ -274,6 +274,15 @@ TEST(CliShow, SmallWindowReportReadsAsTheGoldenText) {
   expect_golden(r.out, "window_report.txt");
 }
 
+// A Triton kernel of a torch.compile graph: what it fused, where its wrapper launched it, the model's line, that the
+// device's location is generated code, and what to rerun for the value.
+TEST(CliShow, CompiledKernelReportReadsAsTheGoldenText) {
+  e2e::Run r = cli({"show", "compiled_report.json"}, kGolden);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  expect_golden(r.out, "compiled_report.txt");
+}
+
 // A window of at most four names each launch under the confidence: kernel, stream and the user's line (the innermost
 // frame outside the libraries, else the top native frame), the one shown marked; in a notebook, cells by their
 // names. A window of five is left to the candidates' list.
@@ -549,6 +558,24 @@ TEST(CliMerge, NamesTheRankThatFailedFirst) {
   EXPECT_EQ(j["failures"][0]["rank"], 2);
   EXPECT_EQ(j["failures"][0]["role"], "first");
   EXPECT_EQ(j["failures"][3]["rank"], 0);
+}
+
+// A compiled culprit's rank names the model's line under the kernel.
+TEST(CliMerge, ACompiledCulpritNamesTheModelsLine) {
+  e2e::TempDir dir;
+  json r = json::parse(e2e::read_file(kGolden + "/compiled_report.json"));
+  write(dir.path() + "/firstassert-node7-1.json", r.dump());
+  e2e::Run text = cli({"merge", dir.path()}, dir.path());
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  const json& line = r["culprit"]["compiled"]["model_lines"][0];
+  std::string model = line["file"].get<std::string>() + ":" + std::to_string(line["line"].get<int>()) + ": " +
+                      line["code"].get<std::string>();
+  EXPECT_NE(text.out.find("  culprit " + r["culprit"]["short_name"].get<std::string>() + " [exact]\n  model   " +
+                          model + "\n"),
+            std::string::npos)
+      << text.out;
+  json j = json::parse(cli({"merge", "--json", dir.path()}, dir.path()).out);
+  EXPECT_EQ(j["failures"][0]["model"], model);
 }
 
 // A culprit whose report holds no kernel name is named for what it is: a graph's launch, or a kernel not known.
