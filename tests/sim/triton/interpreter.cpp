@@ -29,10 +29,11 @@ enum Handler {
   kAtomicCas,
   kAssert,
   kReduce,
+  kScan,
   kFor,
   kIf,
   kWhile,
-  kTerminator,  // tt.return, scf.yield, scf.condition, tt.reduce.return: hand their operands to the enclosing op
+  kTerminator,  // tt.return, scf.yield, scf.condition, tt.reduce.return, tt.scan.return: hand their operands on
 };
 
 bool prepare_block(Module* module, Block* block, std::string* error);
@@ -59,7 +60,7 @@ bool prepare_op(Module* module, Op* op, std::string* error) {
       {"tt.atomic_cas", kAtomicCas},   {"tt.assert", kAssert},            {"tt.reduce", kReduce},
       {"scf.for", kFor},               {"scf.if", kIf},                   {"scf.while", kWhile},
       {"tt.return", kTerminator},      {"scf.yield", kTerminator},        {"scf.condition", kTerminator},
-      {"tt.reduce.return", kTerminator}};
+      {"tt.reduce.return", kTerminator}, {"tt.scan", kScan},            {"tt.scan.return", kTerminator}};
   for (const auto& [name, handler] : table) {
     if (n == name) op->handler = handler;
   }
@@ -259,6 +260,7 @@ class Program {
       case kAtomicCas: return atomic_cas(op);
       case kAssert: return assert_op(op);
       case kReduce: return reduce(op);
+      case kScan: return scan(op);
       case kFor: return for_op(op);
       case kIf: return if_op(op);
       case kWhile: return while_op(op);
@@ -516,6 +518,54 @@ class Program {
       Value& r = out(op, k);
       r.e = std::move(results[k]);
     }
+    return Outcome::Completed;
+  }
+
+  // tt.scan: the inclusive prefix of the combine region along `axis` (from the end with reverse = true), each
+  // result the combination of the previous result with the next element, left to right. (The device combines in a
+  // tree within warps; for integer sums, the usual case in Inductor's cumsum, the order does not matter.)
+  Outcome scan(const Op& op) {
+    long long axis = 0;
+    long long reverse = 0;
+    if (!attribute_int(op.attributes, "axis", &axis)) return fail(op, "without an axis");
+    attribute_int(op.attributes, "reverse", &reverse);
+    size_t count = op.operands.size();
+    if (op.regions.size() != 1 || op.regions[0].args.size() != 2 * count || op.results.size() != count)
+      return fail(op, "with an unexpected region");
+    const Block& region = op.regions[0];
+    std::vector<const Value*> inputs;
+    for (size_t k = 0; k < count; ++k) inputs.push_back(&in(op, k));
+    const std::vector<int64_t>& shape = inputs[0]->type->shape;
+    std::vector<int64_t> others(shape);
+    int64_t length = shape[static_cast<size_t>(axis)];
+    others.erase(others.begin() + axis);
+    int64_t lines = 1;
+    for (int64_t d : others) lines *= d;
+    std::vector<std::vector<Elem>> results(count, std::vector<Elem>(inputs[0]->e.size()));
+    std::vector<Value> yielded;
+    for (int64_t o = 0; o < lines; ++o) {
+      std::vector<int64_t> c = coordinates(o, others);
+      c.insert(c.begin() + axis, 0);
+      std::vector<Elem> running(count);
+      for (int64_t step = 0; step < length; ++step) {
+        c[static_cast<size_t>(axis)] = reverse != 0 ? length - 1 - step : step;
+        size_t index = static_cast<size_t>(linear(c, shape));
+        if (step == 0) {
+          for (size_t k = 0; k < count; ++k) running[k] = inputs[k]->e[index];
+        } else {
+          for (size_t k = 0; k < count; ++k) {
+            set_scalar(region.args[k], running[k]);
+            set_scalar(region.args[count + k], inputs[k]->e[index]);
+          }
+          Outcome outcome = run_block(region, &yielded);
+          if (outcome != Outcome::Completed) return outcome;
+          if (yielded.size() != count) return fail(op, "combine region yields the wrong number of values");
+          for (size_t k = 0; k < count; ++k) running[k] = yielded[k].e[0];
+        }
+        for (size_t k = 0; k < count; ++k) results[k][index] = running[k];
+      }
+    }
+    for (size_t k = 0; k < count; ++k) out(op, k).e = std::move(results[k]);
     return Outcome::Completed;
   }
 

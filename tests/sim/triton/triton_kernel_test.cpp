@@ -122,7 +122,8 @@ TEST(TritonKernel, ParsesEveryFixture) {
                                              {"per_log_softmax", {8, 8, 4, 4}, 64},
                                              {"argmax_rows", {8, 8, 4, 4}, 32},
                                              {"grid2d_convert", {8, 8, 8, 4, 4}, 32},
-                                             {"histogram_atomic", {8, 8, 4}, 32}}) {
+                                             {"histogram_atomic", {8, 8, 4}, 32},
+                                             {"per_cumsum_rows", {8, 8, 8, 4, 4}, 32}}) {
     auto kernel = load(fixture(e.name));
     ASSERT_NE(kernel, nullptr) << e.name;
     EXPECT_EQ(kernel->name(), e.name);
@@ -332,6 +333,37 @@ TEST(TritonKernel, ArgmaxTakesTheFirstOfEqualMaxima) {
   std::string error;
   ASSERT_TRUE(kernel->run(args, dim3(2, 1, 1), device.hooks(), &error)) << error;
   EXPECT_EQ(out, (std::vector<int64_t>{4, 19, 0}));
+}
+
+// tl.cumsum forward over int64 and reversed over fp32, rows of 13 in tiles of 16 (masked tail).
+TEST(TritonKernel, ScansAlongRowsForwardAndReversed) {
+  const int rows = 3, cols = 13;
+  std::vector<int32_t> in(rows * cols);
+  for (int i = 0; i < rows * cols; ++i) in[i] = (i * 7) % 11 - 5;
+  std::vector<int64_t> forward(rows * cols, -1);
+  std::vector<float> backward(rows * cols, -1.0f);
+  Device device;
+  auto kernel = load(fixture("per_cumsum_rows"));
+  ASSERT_NE(kernel, nullptr);
+  int32_t* p0 = device.add(in);
+  int64_t* p1 = device.add(forward);
+  float* p2 = device.add(backward);
+  int xnumel = rows, rnumel = cols;
+  void* args[] = {&p0, &p1, &p2, &xnumel, &rnumel};
+  std::string error;
+  ASSERT_TRUE(kernel->run(args, dim3(2, 1, 1), device.hooks(), &error)) << error;
+  for (int r = 0; r < rows; ++r) {
+    int64_t sum = 0;
+    for (int c = 0; c < cols; ++c) {
+      sum += in[r * cols + c];
+      EXPECT_EQ(forward[r * cols + c], sum) << r << "," << c;
+    }
+    float tail = 0.0f;
+    for (int c = cols - 1; c >= 0; --c) {
+      tail += static_cast<float>(in[r * cols + c]);
+      EXPECT_FLOAT_EQ(backward[r * cols + c], tail) << r << "," << c;
+    }
+  }
 }
 
 TEST(TritonKernel, TwoDimensionalGridConversions) {
