@@ -216,9 +216,24 @@ torch_suite=true  # false: the build's torch suite is told there is no venv (scr
 torch_all_pins="$torch_pins $torch_python_pins $torch_notebook_pins"
 torch_installed() { [ "$(cat "$torch_dir/firstassert-pins" 2>/dev/null)" = "$torch_all_pins" ]; }
 
+# Triton builds its launcher and driver utilities with gcc against Python.h at a job's first compiled kernel
+# (triton/runtime/build.py): the venv's Python needs its headers (Debian: python3-dev).
+ensure_python_headers() {
+  local include
+  include=$("$torch_dir/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null) || return 0
+  [ -f "$include/Python.h" ] && return 0
+  case $include in
+    /usr/include/*) apt_install python3-dev ;;
+    *) say "no Python.h in $include: Triton cannot build its launcher there (hand-written Triton kernels fail)" ;;
+  esac
+}
+
 ensure_torch() {
   local free_mib
-  torch_installed && return 0
+  if torch_installed; then
+    ensure_python_headers
+    return 0
+  fi
   $install_torch || return 1
   mkdir -p "$tools_dir"
   free_mib=$(df -Pm "$tools_dir" | awk 'NR == 2 {print $4}')
@@ -249,6 +264,7 @@ ensure_torch() {
     return 1
   fi
   printf '%s\n' "$torch_all_pins" >"$torch_dir/firstassert-pins"
+  ensure_python_headers
 }
 
 # -Dtorch-venv: the venv when it is installed (scripts/test and scripts/simtorch install it; others use it if there).
