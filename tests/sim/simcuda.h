@@ -32,8 +32,17 @@ void simcuda_register_kernel_family(const char* function_name, simcuda_kernel_fn
 
 /* The same for a family whose parameters are not all scalars or pointers (structs passed by value): param_sizes
  * writes the sizes of mangled_name's parameters into sizes (at most max_count) and returns their number, or -1 when
- * it cannot size that member (its launches then fail with CUDA_ERROR_NOT_SUPPORTED and one line on stderr). */
+ * it cannot size that member (its launches then fail with CUDA_ERROR_NOT_SUPPORTED and one line on stderr), or
+ * SIMCUDA_NOT_MODELLED when the body does not model that member at all.
+ *
+ * Several families may be registered under one function name, for kernels that every op of a library shares (ATen's
+ * at::native::vectorized_elementwise_kernel runs each elementwise op's lambda) when a body models only some of its
+ * members. A kernel takes the body of the first family, in registration order, that claims it: one registered
+ * without param_sizes claims every member, one with param_sizes each member it does not answer SIMCUDA_NOT_MODELLED
+ * for. A kernel that no family claims runs as a no-op, as if none were registered. Registering a function name again
+ * with a body it already has replaces that registration's param_sizes. */
 typedef int (*simcuda_param_sizes_fn)(const char* mangled_name, size_t* sizes, unsigned max_count);
+#define SIMCUDA_NOT_MODELLED (-2)
 void simcuda_register_kernel_family_with_params(const char* function_name, simcuda_kernel_fn body,
                                                 simcuda_param_sizes_fn param_sizes);
 

@@ -132,6 +132,46 @@ const char* kFlipOpaque4 =
 const char* kMultinomialOnceFloat = MULTINOMIAL_NS "21sampleMultinomialOnceIffEEvPlliPKT_S6_ii";
 const char* kRenormRowsFloat = MULTINOMIAL_NS "12renormRowsL1IfEEvPT_ll";
 
+// Copy.cu's copy lambdas as gpu_kernel launches them. direct_copy_kernel_cuda's AT_DISPATCH_V2 lambda is
+// {lambda()#3} ("UlvE1_"), its per-dtype lambdas {lambda()#N} ("UlvE<N-2>_"): #7 float, #4 long, #3 int.
+#define DIRECT_COPY(dtype_lambda, type) \
+  "ZZZNS0_23direct_copy_kernel_cudaERNS_18TensorIteratorBaseEENKUlvE1_clEvENKUlvE" dtype_lambda "_clEvEUl" type "E_"
+// elementwise_kernel<128, 2, gpu_kernel_impl_nocast<direct_copy ... {lambda(float)#1}>(...)::{lambda(int)#1}>:
+// x.t().contiguous() of a float tensor; the same for long (an expanded tensor's .contiguous())
+#define NOCAST_ELEMENTWISE "_ZN2at6native18elementwise_kernelILi128ELi2EZNS0_22gpu_kernel_impl_nocastI"
+const char* kCopyStridedFloat = NOCAST_ELEMENTWISE DIRECT_COPY("5", "f") "EEvS4_RKT_EUliE_EEviT1_";
+const char* kCopyStridedLong = NOCAST_ELEMENTWISE DIRECT_COPY("2", "l") "EEvS4_RKT_EUliE_EEviT1_";
+// vectorized_elementwise_kernel<8, converting_copy_kernel_cuda<float, c10::Half>(...)::{lambda(float)#1},
+// std::array<char*, 2>, false>: x.half()
+const char* kConvertFloatToHalf =
+    "_ZN2at6native29vectorized_elementwise_kernelILi8EZNS0_27converting_copy_kernel_cudaIfN3c104HalfEEEvRNS_18Tensor"
+    "IteratorBaseEEUlfE_St5arrayIPcLm2EELb0EEEviT0_T1_";
+// unrolled_elementwise_kernel<direct_copy ... {lambda(int)#1}, std::array<char*, 2>, 4, TrivialOffsetCalculator<1>,
+// TrivialOffsetCalculator<1>, LoadWithCast<1>, StoreWithCast<1>>: x.to(torch.int32) of a contiguous long tensor
+const char* kCastCopyToInt =
+    "_ZN2at6native27unrolled_elementwise_kernelI" DIRECT_COPY("1", "i") "St5arrayIPcLm2EELi4E23TrivialOffsetCalculator"
+    "ILi1EjESB_NS0_6memory12LoadWithCastILi1EEENSC_13StoreWithCastILi1EEEEEviT_T0_T2_T3_T4_T5_";
+// elementwise_kernel<128, 4, gpu_kernel_impl<direct_copy ... {lambda(int)#1}>(...)::{lambda(int)#1}>:
+// int_out.copy_(long_x.t())
+const char* kCastCopyStridedToInt = "_ZN2at6native18elementwise_kernelILi128ELi4EZNS0_15gpu_kernel_implI" DIRECT_COPY(
+    "1", "i") "EEvS4_RKT_EUliE_EEviT1_";
+// vectorized_elementwise_kernel<4, AbsFunctor<float>, std::array<char*, 2>, false>: torch.abs, not a copy
+const char* kAbsFloat =
+    "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_10AbsFunctorIfEESt5arrayIPcLm2EELb0EEEviT0_T1_";
+// multi_tensor_apply_kernel<TensorListMetadata<2>, UnaryOpFunctor<long, 2, 1, 1>, Copy<long, long>> and
+// <..., CopyFunctor<float, long, 2, 1, 1>, Copy<float, long>> (torch._foreach_copy_); a foreach op that is no copy:
+// <TensorListMetadata<2>, BinaryOpScalarFunctor<float, 2, 1, 1>, maximum<float>, float> (torch._foreach_clamp_min)
+#define FOREACH_NS "_ZN2at6native55_GLOBAL__N__f86471ef_22_ForeachBinaryOpList_cu_a911ec4325"
+const char* kForeachCopyLong =
+    FOREACH_NS "multi_tensor_apply_kernelINS1_18TensorListMetadataILi2EEENS1_14UnaryOpFunctorIlLi2ELi1ELi1EEEJNS0_"
+               "4CopyIllEEEEEvT_T0_DpT1_";
+const char* kForeachCopyLongToFloat =
+    FOREACH_NS "multi_tensor_apply_kernelINS1_18TensorListMetadataILi2EEENS1_11CopyFunctorIflLi2ELi1ELi1EEEJNS0_"
+               "4CopyIflEEEEEvT_T0_DpT1_";
+const char* kForeachClampMinFloat =
+    "_ZN2at6native57_GLOBAL__N__7e105b8f_24_ForeachBinaryOpScalar_cu_86b9896c25multi_tensor_apply_kernelINS1_18Tensor"
+    "ListMetadataILi2EEENS1_21BinaryOpScalarFunctorIfLi2ELi1ELi1EEEJNS0_7maximumIfEEfEEEvT_T0_DpT1_";
+
 #define CUDA_DIR "/__w/pytorch/pytorch/aten/src/ATen/native/cuda/"
 
 // ---- ATen's parameter structs, written from its headers ---------------------------------------------------------------
@@ -1141,6 +1181,249 @@ TEST_F(Aten, OtherIndexElementwiseKernelsStayNoOps) {
   } closure{};
   ASSERT_EQ(launch(kFlipOpaque4, 1, 128, int64_t{0}, closure), cudaSuccess);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+// ---- Copy.cu --------------------------------------------------------------------------------------------------------
+
+// gpu_kernel_impl_nocast's [=] closure for a unary lambda (elementwise_kernel): offset_calc, the out and in pointers,
+// then 16 bytes: for gpu_kernel_impl's closure the (empty) lambda @520 and the dtypes (out, in) @521.
+struct CopyClosure {
+  OffsetCalc<2> offset_calc;
+  std::array<char*, 2> data;
+  EmptyFunctor f;
+  int8_t dtypes[2];
+  unsigned char unused[13];
+};
+static_assert(sizeof(CopyClosure) == 536, "cubin: elementwise_kernel<128, 2, gpu_kernel_impl_nocast<direct_copy...>>");
+static_assert(offsetof(CopyClosure, dtypes) == 521);
+
+// memory::LoadWithCast<1> {std::array<ScalarType, 1> dtypes; std::array<uint32_t, 1> element_sizes} and
+// StoreWithCast<1> {ScalarType dtype; uint32_t element_size}: 8 bytes each in the cubins.
+struct WithCast {
+  int8_t dtype;
+  uint32_t element_size;
+};
+static_assert(sizeof(WithCast) == 8, "cubin: unrolled_elementwise_kernel<..., LoadWithCast<1>, StoreWithCast<1>>");
+constexpr int8_t kScalarInt = 3, kScalarLong = 4;  // c10::ScalarType::Int, Long
+
+// x.t().contiguous() (and copy_ into a contiguous tensor) of X (rows, cols), element size `size`: the iterator's
+// shape is the output's (cols, rows) fastest first, i.e. (rows, cols) sizes; output byte strides (size, rows * size),
+// input (cols * size, size). Element idx = rows * c + r is X[r][c].
+CopyClosure transposed_copy_closure(void* out, const void* x, uint32_t rows, uint32_t cols, uint32_t out_size,
+                                    uint32_t in_size) {
+  CopyClosure c;
+  std::memset(&c, 0, sizeof c);
+  c.offset_calc.dims = 2;
+  c.offset_calc.sizes[0].divisor = rows;
+  c.offset_calc.sizes[1].divisor = cols;
+  c.offset_calc.strides[0][0] = out_size;
+  c.offset_calc.strides[0][1] = cols * in_size;
+  c.offset_calc.strides[1][0] = rows * out_size;
+  c.offset_calc.strides[1][1] = in_size;
+  c.data = {static_cast<char*>(out), static_cast<char*>(const_cast<void*>(x))};
+  return c;
+}
+
+TEST_F(Aten, StridedCopyTransposesAFloatMatrix) {
+  const uint32_t rows = 50, cols = 70;  // X (50, 70); out = X.t().contiguous(), (70, 50)
+  std::vector<float> x(rows * cols);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.5f * static_cast<float>(i) - 7.0f;
+  float* in = device_copy(x);
+  float* out = device_copy(std::vector<float>(rows * cols, -1.0f));
+  // launch_legacy_kernel<128, 2>: grid ceil(3500 / 256)
+  ASSERT_EQ(launch(kCopyStridedFloat, 14, 128, int{3500}, transposed_copy_closure(out, in, rows, cols, 4, 4)),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto got = host_copy(out, rows * cols);
+  for (uint32_t c = 0; c < cols; ++c)
+    for (uint32_t r = 0; r < rows; ++r) ASSERT_EQ(got[c * rows + r], x[r * cols + c]) << c << ", " << r;
+}
+
+TEST_F(Aten, StridedCopyOfAnExpandedRowRepeatsIt) {
+  // b[:5].expand(4, 5).contiguous(): input stride 0 along the expanded dimension.
+  int64_t* in = device_copy(std::vector<int64_t>{10, -11, 12, 1LL << 40, 14});
+  int64_t* out = device_copy(std::vector<int64_t>(20, -1));
+  CopyClosure c;
+  std::memset(&c, 0, sizeof c);
+  c.offset_calc.dims = 2;
+  c.offset_calc.sizes[0].divisor = 5;
+  c.offset_calc.sizes[1].divisor = 4;
+  c.offset_calc.strides[0][0] = 8;
+  c.offset_calc.strides[0][1] = 8;
+  c.offset_calc.strides[1][0] = 40;
+  c.offset_calc.strides[1][1] = 0;
+  c.data = {reinterpret_cast<char*>(out), reinterpret_cast<char*>(in)};
+  ASSERT_EQ(launch(kCopyStridedLong, 1, 128, int{20}, c), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto got = host_copy(out, 20);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(got[i], (std::vector<int64_t>{10, -11, 12, 1LL << 40, 14})[i % 5]) << i;
+}
+
+TEST_F(Aten, ConvertingCopyRoundsFloatsToHalf) {
+  // x.half() of 2500 floats: vectorized_elementwise_kernel<8, ...>, 8 elements per thread, grid ceil(2500 / 1024)
+  // (the last block partial). Expected: the host's IEEE binary16 conversion (round to nearest even).
+  const int n = 2500;
+  std::vector<float> x(n);
+  for (int i = 0; i < n; ++i) x[i] = (static_cast<float>(i) - 1250.0f) * 0.0137f + 1e-4f * static_cast<float>(i % 7);
+  x[0] = 65520.0f;  // rounds to infinity
+  x[1] = -0.0f;
+  x[2] = 1e-7f;  // subnormal in half
+  float* in = device_copy(x);
+  uint16_t* out = device_copy(std::vector<uint16_t>(n, 0xffff));
+  std::array<char*, 2> data{reinterpret_cast<char*>(out), reinterpret_cast<char*>(in)};
+  ASSERT_EQ(launch(kConvertFloatToHalf, 3, 128, n, EmptyFunctor{}, data), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto got = host_copy(out, n);
+  for (int i = 0; i < n; ++i) {
+    _Float16 h = static_cast<_Float16>(x[i]);
+    uint16_t bits;
+    std::memcpy(&bits, &h, 2);
+    ASSERT_EQ(got[i], bits) << i << ": " << x[i];
+  }
+}
+
+std::vector<int64_t> longs_to_narrow() {
+  std::vector<int64_t> x;
+  for (int64_t i = 0; i < 1000; ++i) x.push_back((i - 500) * 3);
+  x[7] = (int64_t{1} << 32) + 5;  // wraps to 5
+  x[8] = -(int64_t{1} << 31) - 1;  // wraps to 2^31 - 1
+  return x;
+}
+
+TEST_F(Aten, DynamicCastingCopyNarrowsLongsToInts) {
+  // x.to(torch.int32) of a contiguous long tensor: the lambda takes int; LoadWithCast converts from long, StoreWithCast
+  // stores int. launch_unrolled_kernel: grid ceil(1000 / 512).
+  auto x = longs_to_narrow();
+  int64_t* in = device_copy(x);
+  int32_t* out = device_copy(std::vector<int32_t>(x.size(), -1));
+  std::array<char*, 2> data{reinterpret_cast<char*>(out), reinterpret_cast<char*>(in)};
+  ASSERT_EQ(launch(kCastCopyToInt, 2, 128, int{1000}, EmptyFunctor{}, data, EmptyFunctor{}, EmptyFunctor{},
+                   WithCast{kScalarLong, 8}, WithCast{kScalarInt, 4}),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto got = host_copy(out, x.size());
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(got[i], static_cast<int32_t>(x[i])) << i;
+}
+
+TEST_F(Aten, DynamicCastingStridedCopyNarrowsATransposedLongMatrix) {
+  // int_out.copy_(X.t()) with X (40, 25) long: elementwise_kernel<128, 4, gpu_kernel_impl<...>>, grid ceil(1000 / 512).
+  auto x = longs_to_narrow();
+  int64_t* in = device_copy(x);
+  int32_t* out = device_copy(std::vector<int32_t>(x.size(), -1));
+  CopyClosure c = transposed_copy_closure(out, in, 40, 25, 4, 8);
+  c.dtypes[0] = kScalarInt;
+  c.dtypes[1] = kScalarLong;
+  ASSERT_EQ(launch(kCastCopyStridedToInt, 2, 128, int{1000}, c), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto got = host_copy(out, x.size());
+  for (int col = 0; col < 25; ++col)
+    for (int r = 0; r < 40; ++r)
+      ASSERT_EQ(got[col * 40 + r], static_cast<int32_t>(x[r * 25 + col])) << col << ", " << r;
+}
+
+TEST_F(Aten, OtherElementwiseKernelsOfTheCopyFamiliesStayNoOps) {
+  // torch.abs's vectorized_elementwise_kernel: the copy model does not claim it, so its output keeps what it held.
+  float* in = device_copy(std::vector<float>{-1, -2, -3, -4});
+  float* out = device_copy(std::vector<float>{7, 7, 7, 7});
+  std::array<char*, 2> data{reinterpret_cast<char*>(out), reinterpret_cast<char*>(in)};
+  ASSERT_EQ(launch(kAbsFloat, 1, 128, int{4}, EmptyFunctor{}, data), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(host_copy(out, 4), (std::vector<float>{7, 7, 7, 7}));
+}
+
+// ---- ForeachBinaryOpList.cu (torch._foreach_copy_) ----------------------------------------------------------------
+
+// TensorListMetadata<2> (MultiTensorApply.cuh) as CUDA 13 builds size it: 448 tensors, 2240 blocks, uint16_t
+// block_to_tensor.
+struct TensorListMetadata2 {
+  const void* addresses[2][448];
+  int64_t numel_for_tensor[448];
+  uint16_t block_to_tensor[2240];
+  int32_t block_to_chunk[2240];
+  int32_t start_tensor_this_launch;
+};
+static_assert(sizeof(TensorListMetadata2) == 24200, "cubin: multi_tensor_apply_kernel<TensorListMetadata<2>, ...>");
+
+// multi_tensor_apply<2> over {src, self} as it fills the metadata for one launch: one block per 65536-element chunk.
+std::unique_ptr<TensorListMetadata2> foreach_metadata(const std::vector<std::pair<const void*, void*>>& tensors,
+                                                      const std::vector<int64_t>& numels, unsigned* blocks) {
+  auto tl = std::make_unique<TensorListMetadata2>();
+  std::memset(tl.get(), 0, sizeof *tl);
+  *blocks = 0;
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    tl->addresses[0][t] = tensors[t].first;
+    tl->addresses[1][t] = tensors[t].second;
+    tl->numel_for_tensor[t] = numels[t];
+    for (int64_t chunk = 0; chunk * 65536 < numels[t]; ++chunk) {
+      tl->block_to_tensor[*blocks] = static_cast<uint16_t>(t);
+      tl->block_to_chunk[*blocks] = static_cast<int32_t>(chunk);
+      ++*blocks;
+    }
+  }
+  return tl;
+}
+
+TEST_F(Aten, ForeachCopyCopiesEveryChunkOfEveryTensor) {
+  std::vector<int64_t> a(70000), b(5);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int64_t>(i) * 7 - 3;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = -static_cast<int64_t>(i) - (int64_t{1} << 50);
+  int64_t *src_a = device_copy(a), *src_b = device_copy(b);
+  int64_t *dst_a = device_copy(std::vector<int64_t>(a.size())), *dst_b = device_copy(std::vector<int64_t>(b.size()));
+  unsigned blocks = 0;
+  auto tl = foreach_metadata({{src_a, dst_a}, {src_b, dst_b}}, {70000, 5}, &blocks);
+  ASSERT_EQ(blocks, 3u);  // a's two chunks, b's one
+  ASSERT_EQ(launch(kForeachCopyLong, blocks, 512, *tl, EmptyFunctor{}, EmptyFunctor{}), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(host_copy(dst_a, a.size()), a);
+  EXPECT_EQ(host_copy(dst_b, b.size()), b);
+}
+
+TEST_F(Aten, ForeachCopyConvertsLongsToFloats) {
+  std::vector<int64_t> a{0, 1, -2, 16777217, int64_t{1} << 40};  // 2^24 + 1 rounds to even
+  int64_t* src = device_copy(a);
+  float* dst = device_copy(std::vector<float>(a.size(), -1));
+  unsigned blocks = 0;
+  auto tl = foreach_metadata({{src, dst}}, {static_cast<int64_t>(a.size())}, &blocks);
+  ASSERT_EQ(launch(kForeachCopyLongToFloat, blocks, 512, *tl, EmptyFunctor{}, EmptyFunctor{}), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(host_copy(dst, a.size()), (std::vector<float>{0, 1, -2, 16777216, 1099511627776.0f}));
+}
+
+TEST_F(Aten, OtherForeachKernelsStayNoOps) {
+  std::vector<float> a{-1, 2};
+  float* src = device_copy(a);
+  float* dst = device_copy(std::vector<float>{5, 5});
+  unsigned blocks = 0;
+  auto tl = foreach_metadata({{src, dst}}, {2}, &blocks);
+  ASSERT_EQ(launch(kForeachClampMinFloat, blocks, 512, *tl, EmptyFunctor{}, EmptyFunctor{}, 0.0f), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(host_copy(dst, 2), (std::vector<float>{5, 5}));
+}
+
+// The parameter sizes the copy models give the driver, against those of torch 2.15's cubins (cubin_facts.py); the
+// other members of the families are not theirs.
+TEST_F(Aten, CopyParamSizesAreThoseOfTheCubins) {
+  using Sizer = int (*)(const char*, size_t*, unsigned);
+  auto copy = reinterpret_cast<Sizer>(dlsym(RTLD_DEFAULT, "simaten_copy_param_sizes"));
+  auto foreach_copy = reinterpret_cast<Sizer>(dlsym(RTLD_DEFAULT, "simaten_foreach_copy_param_sizes"));
+  ASSERT_NE(copy, nullptr);
+  ASSERT_NE(foreach_copy, nullptr);
+  auto sizes = [](Sizer sizer, const char* name) {
+    size_t buffer[16];
+    int count = sizer(name, buffer, 16);
+    return count < 0 ? std::vector<size_t>{static_cast<size_t>(count)} : std::vector<size_t>(buffer, buffer + count);
+  };
+  EXPECT_EQ(sizes(copy, kCopyStridedFloat), (std::vector<size_t>{4, 536}));
+  EXPECT_EQ(sizes(copy, kCastCopyStridedToInt), (std::vector<size_t>{4, 536}));
+  EXPECT_EQ(sizes(copy, kConvertFloatToHalf), (std::vector<size_t>{4, 1, 16}));
+  EXPECT_EQ(sizes(copy, kCastCopyToInt), (std::vector<size_t>{4, 1, 16, 1, 1, 8, 8}));
+  EXPECT_EQ(sizes(foreach_copy, kForeachCopyLong), (std::vector<size_t>{24200, 1, 1}));
+  EXPECT_EQ(sizes(foreach_copy, kForeachCopyLongToFloat), (std::vector<size_t>{24200, 1, 1}));
+  const auto not_modelled = std::vector<size_t>{static_cast<size_t>(SIMCUDA_NOT_MODELLED)};
+  EXPECT_EQ(sizes(copy, kAbsFloat), not_modelled);
+  EXPECT_EQ(sizes(copy, kBceVectorizedFloat), not_modelled);
+  EXPECT_EQ(sizes(copy, kBceElementwiseFloat), not_modelled);
+  EXPECT_EQ(sizes(foreach_copy, kForeachClampMinFloat), not_modelled);
 }
 
 // ---- MultinomialKernel.cu ---------------------------------------------------------------------------------------------

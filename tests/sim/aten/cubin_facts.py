@@ -101,6 +101,12 @@ def kernel_facts(cubin, parts):
                 if attr == 0x17:  # EIATTR_KPARAM_INFO
                     _index, ordinal, offset, flags = struct.unpack_from("<IHHI", body, 0)
                     params.append((ordinal, offset, (flags >> 18) & 0x3FFF))
+                elif attr == 0x45 and len(body) == 12:
+                    # The table's second form, in kernels whose parameters exceed the 14-bit size field (CUDA 12.1+'s
+                    # 32 KiB parameters, e.g. multi_tensor_apply_kernel's TensorListMetadata): the size as a whole
+                    # word. Read from the wheel: ordinal 0 at offset 0, 24200 bytes; ordinals 1, 2 one byte each.
+                    _index, ordinal, offset, size = struct.unpack_from("<IHHI", body, 0)
+                    params.append((ordinal, offset, size))
         code = cubin[s["off"]:s["off"] + s["size"]]
         asserts = []
         for k in range(0, len(code), 16):

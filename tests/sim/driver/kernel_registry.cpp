@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <string_view>
@@ -20,7 +21,8 @@ struct Registry {
     simcuda_kernel_fn body;
     simcuda_param_sizes_fn param_sizes;
   };
-  std::unordered_map<std::string, Family> families;  // by function name
+  // By function name; several per name, tried in registration order (simcuda.h).
+  std::unordered_map<std::string, std::vector<Family>> families;
 };
 
 // Never destroyed: device worker threads may still look kernels up while the process exits.
@@ -140,7 +142,13 @@ std::string family_name_of(const char* mangled_name) {
 void register_family(const char* function_name, simcuda_kernel_fn body, simcuda_param_sizes_fn param_sizes) {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
-  r.families[function_name] = {body, param_sizes};
+  auto& members = r.families[function_name];
+  auto same_body =
+      std::find_if(members.begin(), members.end(), [&](const Registry::Family& f) { return f.body == body; });
+  if (same_body != members.end())
+    same_body->param_sizes = param_sizes;
+  else
+    members.push_back({body, param_sizes});
   // Kernels already resolved without a body take the family's from their next launch.
   for (auto& [name, kernel] : r.by_name)
     if (kernel->body == nullptr && kernel->resolved) kernel->resolved = false;
@@ -159,16 +167,20 @@ simcuda_kernel_fn resolve_for_launch(Kernel* kernel) {
   if (kernel->resolved) return kernel->body;
   if (kernel->body == nullptr && !family.empty()) {
     if (auto it = r.families.find(family); it != r.families.end()) {
-      Registry::Family member = it->second;
-      if (member.param_sizes != nullptr && !kernel->param_sizes) {
-        lock.unlock();  // the family's own code, called without our lock
-        size_t buffer[256];
-        int count = member.param_sizes(kernel->name.c_str(), buffer, 256);
-        lock.lock();
-        if (kernel->resolved) return kernel->body;  // another launch resolved it meanwhile
-        if (count >= 0 && count <= 256) sizes = std::vector<size_t>(buffer, buffer + count);
+      std::vector<Registry::Family> candidates = it->second;  // a copy: our lock is dropped while sizers run
+      for (const Registry::Family& member : candidates) {
+        if (member.param_sizes != nullptr) {
+          lock.unlock();  // the family's own code, called without our lock
+          size_t buffer[256];
+          int count = member.param_sizes(kernel->name.c_str(), buffer, 256);
+          lock.lock();
+          if (kernel->resolved) return kernel->body;  // another launch resolved it meanwhile
+          if (count == SIMCUDA_NOT_MODELLED) continue;  // not this family's member: the next one's, or a no-op
+          if (!kernel->param_sizes && count >= 0 && count <= 256) sizes = std::vector<size_t>(buffer, buffer + count);
+        }
+        kernel->body = member.body;
+        break;
       }
-      kernel->body = member.body;
     }
   }
   if (!kernel->param_sizes) kernel->param_sizes = std::move(sizes);
