@@ -172,6 +172,13 @@ const char* kForeachClampMinFloat =
     "_ZN2at6native57_GLOBAL__N__7e105b8f_24_ForeachBinaryOpScalar_cu_86b9896c25multi_tensor_apply_kernelINS1_18Tensor"
     "ListMetadataILi2EEENS1_21BinaryOpScalarFunctorIfLi2ELi1ELi1EEEJNS0_7maximumIfEEfEEEvT_T0_DpT1_";
 
+// vectorized_elementwise_kernel<4, FillFunctor<float>, std::array<char*, 1>, false> and <8, FillFunctor<c10::Half>,
+// ...>: torch.ones_like / torch.full of a contiguous tensor (and autograd's first gradient)
+const char* kFillFloat =
+    "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EELb0EEEviT0_T1_";
+const char* kFillHalf =
+    "_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_11FillFunctorIN3c104HalfEEESt5arrayIPcLm1EELb0EEEviT0_T1_";
+
 #define CUDA_DIR "/__w/pytorch/pytorch/aten/src/ATen/native/cuda/"
 
 // ---- ATen's parameter structs, written from its headers ---------------------------------------------------------------
@@ -1398,6 +1405,27 @@ TEST_F(Aten, OtherForeachKernelsStayNoOps) {
   ASSERT_EQ(launch(kForeachClampMinFloat, blocks, 512, *tl, EmptyFunctor{}, EmptyFunctor{}, 0.0f), cudaSuccess);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   EXPECT_EQ(host_copy(dst, 2), (std::vector<float>{5, 5}));
+}
+
+// torch.full((1030,), 2.5) in float and in half: every element gets the functor's value, nothing past the end.
+TEST_F(Aten, FillSetsEveryElementToTheFunctorsValue) {
+  const int n = 1030;
+  float* floats = device_copy(std::vector<float>(n + 2, -1.0f));
+  std::array<char*, 1> float_data{reinterpret_cast<char*>(floats)};
+  ASSERT_EQ(launch(kFillFloat, 2, 128, n, 2.5f, float_data), cudaSuccess);
+  uint16_t* halves = device_copy(std::vector<uint16_t>(n + 2, 0xffff));
+  std::array<char*, 1> half_data{reinterpret_cast<char*>(halves)};
+  _Float16 value = static_cast<_Float16>(-0.375f);
+  uint16_t bits;
+  std::memcpy(&bits, &value, 2);
+  ASSERT_EQ(launch(kFillHalf, 2, 128, n, bits, half_data), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<float> want_floats(n + 2, 2.5f);
+  want_floats[n] = want_floats[n + 1] = -1.0f;
+  EXPECT_EQ(host_copy(floats, n + 2), want_floats);
+  std::vector<uint16_t> want_halves(n + 2, bits);
+  want_halves[n] = want_halves[n + 1] = 0xffff;
+  EXPECT_EQ(host_copy(halves, n + 2), want_halves);
 }
 
 // The parameter sizes the copy models give the driver, against those of torch 2.15's cubins (cubin_facts.py); the
