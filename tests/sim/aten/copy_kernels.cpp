@@ -37,12 +37,12 @@
 // to Float8_*: their rounding and saturation are not written here), and neg/conj copies (neg_kernel_cuda,
 // conj_kernel_cuda: other lambdas).
 #include <cstring>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 
 #include "aten_device.h"
+#include "running_member.h"
 #include "scalar_cast.h"
 
 namespace simaten {
@@ -151,22 +151,9 @@ int param_sizes(const char* mangled, size_t* sizes, unsigned max_count) {
   return -1;
 }
 
-// The running kernel's member, parsed once per kernel name (a job copies with the same few kernels again and again).
-template <MemberOf member_of>
-std::optional<CopyMember> running_member() {
-  const char* mangled = simcuda_running_kernel_name();
-  if (mangled == nullptr) return std::nullopt;
-  static std::mutex mutex;
-  static auto* cache = new std::unordered_map<std::string, std::optional<CopyMember>>;
-  std::lock_guard lock(mutex);
-  auto it = cache->find(mangled);
-  if (it == cache->end()) it = cache->emplace(mangled, member_of(mangled)).first;
-  return it->second;
-}
-
 template <MemberOf member_of>
 void copy_body(void** args, dim3, dim3) {
-  auto member = running_member<member_of>();
+  auto member = running_member<CopyMember, member_of>();
   if (!member) return;
   int n = arg<int>(args, 0);
   const ElementType lambda_in = member->in, lambda_out = member->out;

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "aten_device.h"
+#include "running_member.h"
 #include "scalar_cast.h"
 
 namespace simaten {
@@ -78,8 +79,7 @@ int param_sizes(const char* mangled, size_t* sizes, unsigned max_count) {
 
 template <MemberOf member_of>
 void fill_body(void** args, dim3, dim3) {
-  const char* mangled = simcuda_running_kernel_name();
-  auto member = mangled != nullptr ? member_of(mangled) : std::nullopt;
+  auto member = running_member<FillMember, member_of>();
   if (!member) return;
   int n = arg<int>(args, 0);
   const unsigned char* value = arg_bytes(args, 1);

@@ -17,12 +17,12 @@
 // Block b copies chunk block_to_chunk[b] (kChunkSize = 65536 elements) of tensor block_to_tensor[b]: elements
 // [chunk * 65536, min(numel, (chunk + 1) * 65536)) of addresses[0] (src) to addresses[1] (self).
 #include <cstring>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 
 #include "aten_device.h"
+#include "running_member.h"
 #include "scalar_cast.h"
 
 namespace simaten {
@@ -77,19 +77,9 @@ int param_sizes(const char* mangled, size_t* sizes, unsigned max_count) {
   return 3;
 }
 
-std::optional<CopyMember> running_member() {
-  const char* mangled = simcuda_running_kernel_name();
-  if (mangled == nullptr) return std::nullopt;
-  static std::mutex mutex;
-  static auto* cache = new std::unordered_map<std::string, std::optional<CopyMember>>;
-  std::lock_guard lock(mutex);
-  auto it = cache->find(mangled);
-  if (it == cache->end()) it = cache->emplace(mangled, foreach_copy_member(mangled)).first;
-  return it->second;
-}
 
 void foreach_copy(void** args, dim3 grid, dim3) {
-  auto member = running_member();
+  auto member = running_member<CopyMember, foreach_copy_member>();
   if (!member) return;
   const unsigned char* tl = arg_bytes(args, 0);
   for (unsigned b = 0; b < grid.x && b < kMaxBlocks; ++b) {

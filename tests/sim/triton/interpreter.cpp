@@ -463,17 +463,25 @@ class Program {
     return Outcome::Stopped;
   }
 
+  // What tt.reduce and tt.scan share: the axis, a combine region taking two tuples of the operands' elements, the
+  // operands. False when the op is not of that shape.
+  bool combine_along_axis(const Op& op, long long* axis, std::vector<const Value*>* inputs) {
+    size_t count = op.operands.size();
+    if (!attribute_int(op.attributes, "axis", axis) || op.regions.size() != 1 ||
+        op.regions[0].args.size() != 2 * count || op.results.size() != count)
+      return false;
+    for (size_t k = 0; k < count; ++k) inputs->push_back(&in(op, k));
+    return true;
+  }
+
   // tt.reduce: the combine region folds the elements along `axis`. For floats the order matters; this combines
   // pairwise in a tree (neighbours first), the shape of the device's shuffle reductions, not a left-to-right sum.
   Outcome reduce(const Op& op) {
     long long axis = 0;
-    if (!attribute_int(op.attributes, "axis", &axis)) return fail(op, "without an axis");
-    size_t count = op.operands.size();
-    if (op.regions.size() != 1 || op.regions[0].args.size() != 2 * count || op.results.size() != count)
-      return fail(op, "with an unexpected region");
-    const Block& region = op.regions[0];
     std::vector<const Value*> inputs;
-    for (size_t k = 0; k < count; ++k) inputs.push_back(&in(op, k));
+    if (!combine_along_axis(op, &axis, &inputs)) return fail(op, "without an axis and a combine region");
+    size_t count = inputs.size();
+    const Block& region = op.regions[0];
     const std::vector<int64_t>& shape = inputs[0]->type->shape;
     std::vector<int64_t> kept(shape);
     int64_t length = shape[static_cast<size_t>(axis)];
@@ -527,14 +535,11 @@ class Program {
   Outcome scan(const Op& op) {
     long long axis = 0;
     long long reverse = 0;
-    if (!attribute_int(op.attributes, "axis", &axis)) return fail(op, "without an axis");
-    attribute_int(op.attributes, "reverse", &reverse);
-    size_t count = op.operands.size();
-    if (op.regions.size() != 1 || op.regions[0].args.size() != 2 * count || op.results.size() != count)
-      return fail(op, "with an unexpected region");
-    const Block& region = op.regions[0];
     std::vector<const Value*> inputs;
-    for (size_t k = 0; k < count; ++k) inputs.push_back(&in(op, k));
+    if (!combine_along_axis(op, &axis, &inputs)) return fail(op, "without an axis and a combine region");
+    attribute_int(op.attributes, "reverse", &reverse);
+    size_t count = inputs.size();
+    const Block& region = op.regions[0];
     const std::vector<int64_t>& shape = inputs[0]->type->shape;
     std::vector<int64_t> others(shape);
     int64_t length = shape[static_cast<size_t>(axis)];
