@@ -33,6 +33,7 @@ Triton kernels, launched from its generated code (compiled during the warm-up). 
 simulated device computes GEMMs and Triton kernels on the CPU (and under callgrind).
 """
 import argparse
+import contextlib
 import ctypes
 import json
 import os
@@ -50,6 +51,9 @@ import callgrind_counts  # noqa: E402
 WARMUP_STEPS = 10  # before any measurement (default; --warmup): the caching allocator and cuBLAS handles settle
 LOG_EVERY = 10  # the loss is read (.item(), a device-to-host copy that synchronizes) every LOG_EVERY steps
 MODELS = ("mlp", "token", "mlp-compiled")
+# Loops whose aten ops are not counted: under a TorchDispatchMode (the op tagger) torch.compile's graphs run their ops
+# one by one instead of their compiled kernels, so the count run would measure another loop.
+UNTAGGED = ("mlp-compiled",)
 
 # ---- the training loops (run in the measured process) -------------------------------------------------------------
 
@@ -318,8 +322,8 @@ def worker_count(model_name, steps, warmup):
 
     step = warmed_up(model_name, warmup)
     counter = CallCounter()
-    tagger = op_tagger(counter)
-    with tagger:
+    tagger = None if model_name in UNTAGGED else op_tagger(counter)
+    with tagger or contextlib.nullcontext():
         counter.counting = True
         for number in range(warmup, warmup + steps):
             step(number)
@@ -327,7 +331,8 @@ def worker_count(model_name, steps, warmup):
     torch.cuda.synchronize()
     counter.close()
     calls = [[op, kind, name, count] for (op, kind, name), count in sorted(counter.calls.items())]
-    ops = [[name, gpu, count, launching] for (name, gpu), (count, launching) in sorted(tagger.ops.items())]
+    tagged = tagger.ops.items() if tagger is not None else []
+    ops = [[name, gpu, count, launching] for (name, gpu), (count, launching) in sorted(tagged)]
     return {"steps": steps, "ops": ops, "calls": calls}
 
 
@@ -427,6 +432,11 @@ def summarize_calls(counted):
             "top_level": sum(calls.get(kind, 0) for kind in TOP_LEVEL)}
 
 
+def per(total, count, width=0, form=",.0f"):
+    """total / count, or n/a where nothing was counted (a loop whose aten ops are not counted: UNTAGGED)."""
+    return f"{total / count:>{width}{form}}" if count else f"{'n/a':>{width}}"
+
+
 def top(names, n):
     return sorted(names.items(), key=lambda item: (-item[1], item[0]))[:n]
 
@@ -452,8 +462,11 @@ def print_calls(model_name, summary):
           f"{calls.get('driver', 0) / steps:.1f} (cuDevicePrimaryCtxGetState: torch's hasPrimaryContext; "
           f"cuCtxGetCurrent and cuLaunchKernel: the cuBLAS stand-in's GEMMs); driver calls inside runtime calls "
           f"{calls.get('driver in runtime', 0) / steps:.1f}")
-    print(f"  top-level calls per aten op on the GPU {top_level / ops:.2f}, per launching op "
-          f"{top_level / launching:.2f}, per launch {top_level / launches:.2f} (the synthetic --ops loop: 4 per op)")
+    if not ops:
+        print("  (aten ops not counted: under a TorchDispatchMode torch.compile runs the ops one by one)")
+    print(f"  top-level calls per aten op on the GPU {per(top_level, ops, form='.2f')}, per launching op "
+          f"{per(top_level, launching, form='.2f')}, per launch {top_level / launches:.2f} (the synthetic --ops loop: "
+          f"4 per op)")
     for kind in ("runtime", "driver", "driver in runtime", "runtime in runtime"):
         names = summary["totals"].get(kind)
         if names:
@@ -602,13 +615,14 @@ def print_callgrind(model_name, figures, summary, steps):
                      sum(v for k, v in bare.items() if k.startswith(SIMULATOR))) / launches
         host = (host_total(threads) - bare_host) / bare_host
         print(f"  {label:<27} {total:>10,.0f} {own['stub']:>6,.0f} {own['recorder']:>9,.0f} {own['libunwind']:>9,.0f} "
-              f"| {total / ops:>6,.0f} {total / launches:>10,.0f} {total / calls:>8,.0f} | {simulator:>+11,.0f} "
+              f"| {per(total, ops, 6)} {total / launches:>10,.0f} {total / calls:>8,.0f} | {simulator:>+11,.0f} "
               f"{host:>+15.1%}")
     defaults_host = host_total(figures[(model_name, "defaults")][1])
     for label, _shim, settings in CALLGRIND_CONFIGURATIONS:
         if "FIRSTASSERT_VALUES" in settings:
             added = host_total(figures[(model_name, label)][1]) - defaults_host
-            print(f"  {label}: {added / ops:+,.0f} instructions per aten op on the torch threads over the defaults "
+            print(f"  {label}: {per(added, ops, form='+,.0f')} instructions per aten op on the torch threads over the "
+                  f"defaults "
                   f"({added / defaults_host:+.1%} a step)")
     print(f"  per op: per aten op on the GPU; per call: per top-level CUDA call; simulator +: what libcuda, libcudart "
           f"and libcupti run on the shim's behalf, a launch; torch threads +: the instructions of the threads running "
