@@ -12,9 +12,10 @@ standard library only. Nothing happens before torch._inductor.graph is imported 
 nothing), and a failure here is one line on stderr: the job compiles as it would have.
 """
 
-import json
 import os
 import sys
+
+# json is imported when a graph is compiled, not here: every Python a job starts loads this file.
 
 SUFFIX = ".firstassert-nodes.json"
 _state = {"installed": False, "said": False}
@@ -92,6 +93,8 @@ def write_node_traces(lowering, wrapper_file):
     traces = node_traces(graph_module.graph.nodes)
     if not traces:
         return
+    import json
+
     path = wrapper_file + SUFFIX
     temporary = "%s.%d.tmp" % (path, os.getpid())
     with open(temporary, "w", encoding="utf-8") as out:
