@@ -5,7 +5,10 @@ nodes fused into the kernel but not the model's file and line; Dynamo records th
 (node.meta["stack_trace"]) and they are gone once the graph is compiled. So when Inductor writes a graph's wrapper,
 this writes WRAPPER.firstassert-nodes.json beside it: for each node as the wrapper's comments name it, its stack
 trace. The report reads it when a kernel launched from that wrapper asserts (src/report/compiled_kernel.h). A later
-process that loads the same wrapper from Inductor's cache finds the file already there.
+process that loads the same wrapper from Inductor's cache finds the file already there; where it is not (the graph
+was compiled by a run without firstassert, the usual case of a job rerun under it), the wrapper loaded from the cache
+while Inductor compiles a Dynamo graph gets that graph's nodes: the forward's "Source Nodes" are Dynamo's node names
+(a backward's are its own, which Dynamo's graph does not hold: those stay unknown).
 
 Loaded by firstassert's sitecustomize by its path, before the package is importable, and by `import firstassert`:
 standard library only. Nothing happens before torch._inductor.graph is imported (a job that does not compile pays
@@ -14,6 +17,7 @@ nothing), and a failure here is one line on stderr: the job compiles as it would
 
 import os
 import sys
+import threading
 
 # json is imported when a graph is compiled, not here: every Python a job starts loads this file.
 
@@ -22,16 +26,19 @@ _state = {"installed": False, "said": False}
 
 
 def install(when_imported):
-    """Wraps Inductor's GraphLowering.compile_to_module once torch._inductor.graph is imported.
+    """Wraps Inductor's GraphLowering.compile_to_module (a graph compiled), compile_fx (the Dynamo graph being
+    compiled) and CompiledFxGraph.after_deserialization (a graph loaded from the cache) once each module is imported.
     when_imported: firstassert.values._hook.when_imported (passed in: this module imports nothing of firstassert)."""
     if _state["installed"]:
         return
     _state["installed"] = True
-    module = sys.modules.get("torch._inductor.graph")
-    if module is not None:
-        _wrap(module)
-    else:
-        when_imported("torch._inductor.graph", _wrap)
+    for name, wrap in (("torch._inductor.graph", _wrap), ("torch._inductor.compile_fx", _wrap_compile_fx),
+                       ("torch._inductor.output_code", _wrap_cache_loads)):
+        module = sys.modules.get(name)
+        if module is not None:
+            wrap(module)
+        else:
+            when_imported(name, wrap)
 
 
 def _say_once(what, error):
@@ -55,10 +62,57 @@ def _wrap(graph_module):
             _say_once("writing them beside the generated code", error)
         return module
 
-    compile_to_module._firstassert_wrapped = True
-    compile_to_module.__wrapped__ = original
-    compile_to_module.__doc__ = original.__doc__
+    _mark_wrapper(compile_to_module, original)
     lowering.compile_to_module = compile_to_module
+
+
+_compiling = threading.local()  # .graphs: the Dynamo graphs being compiled on this thread, innermost last
+
+
+def _wrap_compile_fx(compile_fx_module):
+    original = getattr(compile_fx_module, "compile_fx", None)
+    if original is None or getattr(original, "_firstassert_wrapped", False):
+        return
+
+    def compile_fx(model_, *args, **kwargs):
+        graphs = getattr(_compiling, "graphs", None)
+        if graphs is None:
+            graphs = _compiling.graphs = []
+        graphs.append(model_)
+        try:
+            return original(model_, *args, **kwargs)
+        finally:
+            graphs.pop()
+
+    _mark_wrapper(compile_fx, original)
+    compile_fx_module.compile_fx = compile_fx
+
+
+def _wrap_cache_loads(output_code_module):
+    graph_class = getattr(output_code_module, "CompiledFxGraph", None)
+    original = getattr(graph_class, "after_deserialization", None)
+    if original is None or getattr(original, "_firstassert_wrapped", False):
+        return
+
+    def after_deserialization(self, *args, **kwargs):
+        wrapper_file = original(self, *args, **kwargs)
+        try:
+            graphs = getattr(_compiling, "graphs", None)
+            if graphs and isinstance(wrapper_file, str) and not os.path.exists(wrapper_file + SUFFIX):
+                write_traces(node_traces(graphs[-1].graph.nodes), wrapper_file)
+        except Exception as error:  # never break the job's compile
+            _say_once("writing them beside the cached code", error)
+        return wrapper_file
+
+    _mark_wrapper(after_deserialization, original)
+    graph_class.after_deserialization = after_deserialization
+
+
+def _mark_wrapper(wrapper, original):
+    wrapper._firstassert_wrapped = True
+    wrapper.__wrapped__ = original
+    wrapper.__doc__ = original.__doc__
+    wrapper.__name__ = original.__name__
 
 
 def _source_name(node):
@@ -73,10 +127,11 @@ def _source_name(node):
 
 
 def node_traces(nodes):
-    """{source name: stack trace} for the call_function nodes that carry one."""
+    """{source name: stack trace} for the nodes of ops that carry one (a Dynamo graph also calls methods and
+    modules)."""
     traces = {}
     for node in nodes:
-        if node.op != "call_function":
+        if node.op not in ("call_function", "call_method", "call_module"):
             continue
         trace = node.meta.get("stack_trace")
         if trace:
@@ -88,11 +143,12 @@ def write_node_traces(lowering, wrapper_file):
     if not wrapper_file:
         return
     graph_module = getattr(lowering, "orig_gm", None) or getattr(lowering, "module", None)
-    if graph_module is None:
-        return
-    traces = node_traces(graph_module.graph.nodes)
-    if not traces:
-        return
+    if graph_module is not None:
+        write_traces(node_traces(graph_module.graph.nodes), wrapper_file)
+
+
+def write_traces(traces, wrapper_file):
+    """Written even when no node carries a trace (a compiled module of torch's own): the report then says that."""
     import json
 
     path = wrapper_file + SUFFIX

@@ -101,7 +101,8 @@ void add_model_lines(CompiledLaunch& launch) {
     launch.model_lines.push_back(std::move(*line));
   }
   if (launch.model_lines.empty())
-    launch.model_lines_missing = "the stack traces kept for its FX nodes (" + path + ") hold no line of the user's code";
+    launch.model_lines_missing = "the stack traces kept for its FX nodes (" + path + ") hold no line of the user's "
+                                 "code (the compiled code is a library's, such as one of torch's own modules)";
 }
 
 }  // namespace

@@ -99,6 +99,17 @@ class CompiledJobs(unittest.TestCase):
         again = Run(job, cache=run.cache)
         self.assert_compiled_culprit(again, job, ["embedding"], "index out of bounds: 0 <= ")
 
+    def test_a_job_rerun_under_firstassert_finds_the_model_line_of_a_graph_compiled_without_it(self):
+        # The usual way: the job fails bare (its graph compiled into Inductor's cache), then runs under firstassert,
+        # which loads the graph from the cache instead of compiling it.
+        job = "compiled_embedding_out_of_range.py"
+        bare = Run(job, shim=False)
+        self.assertNotEqual(bare.status, 0, bare.stderr[-3000:])
+        self.assertIn("device-side assert triggered", bare.stderr)
+        self.assertEqual(list(pathlib.Path(bare.cache).rglob("*.firstassert-nodes.json")), [])
+        rerun = Run(job, cache=bare.cache)
+        self.assert_compiled_culprit(rerun, job, ["embedding"], "index out of bounds: 0 <= ")
+
     def test_compiled_center_loss_with_dynamic_shapes(self):
         job = "compiled_center_loss_dynamic.py"
         run = Run(job)
