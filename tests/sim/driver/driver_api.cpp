@@ -5,9 +5,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <iterator>
-#include <string>
 
 #include "../common/api_trace.h"
 #include "../common/error_table.h"
@@ -351,11 +348,9 @@ CUresult CUDAAPI cuModuleLoad(CUmodule* module, const char* fname) {
   return TRACED(cuModuleLoad, module, fname) {
     if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
     if (module == nullptr || fname == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    std::ifstream in(fname, std::ios::binary);
-    if (!in) return CUDA_ERROR_FILE_NOT_FOUND;
-    std::string image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (image.empty()) return CUDA_ERROR_INVALID_IMAGE;
-    *module = reinterpret_cast<CUmodule>(simcuda::load_module(image.data(), fname));
+    simcuda::Module* loaded = nullptr;
+    if (CUresult r = simcuda::load_module_file(fname, &loaded); r != CUDA_SUCCESS) return r;
+    *module = reinterpret_cast<CUmodule>(loaded);
     return CUDA_SUCCESS;
   });
 }

@@ -5,10 +5,6 @@
 // The JIT and library options steer compiling PTX and lazy loading, neither of which the simulator does.
 #include <cuda.h>
 
-#include <fstream>
-#include <iterator>
-#include <string>
-
 #include "api_support.h"  // also CUDA's generated_cuda_meta.h, which has no include guard
 #include "module_loader.h"
 
@@ -43,11 +39,9 @@ CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary* library, const char* fileName,
                 libraryOptions, libraryOptionValues, numLibraryOptions) {
     if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
     if (library == nullptr || fileName == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    std::ifstream in(fileName, std::ios::binary);
-    if (!in) return CUDA_ERROR_FILE_NOT_FOUND;
-    std::string image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (image.empty()) return CUDA_ERROR_INVALID_IMAGE;
-    *library = reinterpret_cast<CUlibrary>(simcuda::load_module(image.data(), fileName));
+    simcuda::Module* loaded = nullptr;
+    if (CUresult r = simcuda::load_module_file(fileName, &loaded); r != CUDA_SUCCESS) return r;
+    *library = reinterpret_cast<CUlibrary>(loaded);
     return CUDA_SUCCESS;
   });
 }

@@ -78,6 +78,14 @@ Module* load_module(const void* image, const std::string& file) {
   return module;
 }
 
+CUresult load_module_file(const char* file, Module** module) {
+  std::optional<std::string> image = read_file(file);
+  if (!image) return CUDA_ERROR_FILE_NOT_FOUND;
+  if (image->empty()) return CUDA_ERROR_INVALID_IMAGE;
+  *module = load_module(image->data(), file);
+  return CUDA_SUCCESS;
+}
+
 Kernel* module_function(const Module& module, const char* name) {
   for (Kernel* kernel : module.kernels)
     if (kernel->name == name) return kernel;

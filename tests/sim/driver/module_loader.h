@@ -19,6 +19,9 @@ struct Module {
 
 // image: the bytes cuModuleLoadData is given; file: where cuModuleLoad read them (empty for an image in memory).
 Module* load_module(const void* image, const std::string& file);
+// cuModuleLoad's and cuLibraryLoadFromFile's work: the module of the image in that file; CUDA_ERROR_FILE_NOT_FOUND
+// when it cannot be read, CUDA_ERROR_INVALID_IMAGE when it is empty.
+CUresult load_module_file(const char* file, Module** module);
 // The module's function of that name (a cubin's own, else a registered kernel); nullptr when none.
 Kernel* module_function(const Module& module, const char* name);
 
