@@ -160,7 +160,7 @@ std::string names_of(const json& list) {
 }
 
 // A kernel of a torch.compile graph (the report's culprit "compiled"): what it fused and where the model wrote it.
-void add_compiled(const json& compiled, std::vector<Row>& rows) {
+void add_compiled(const json& compiled, const CellNames& cells, std::vector<Row>& rows) {
   std::string fused = names_of(array_of(compiled, "source_nodes"));
   std::string ops = names_of(array_of(compiled, "aten_ops"));
   const json& launch = object_of(compiled, "launch");
@@ -173,9 +173,11 @@ void add_compiled(const json& compiled, std::vector<Row>& rows) {
   rows.push_back(row("compiled", "compiled", std::move(lines)));
   std::vector<Line> model;
   for (const json& m : array_of(compiled, "model_lines")) {
-    model.push_back({text_of(m, "file", "?") + ":" + std::to_string(number_of(m, "line")) + " in " +
-                         text_of(m, "function", "?") + " (" + text_of(m, "node", "?") + ")",
-                     Tone::strong, false});
+    // As a frame: a notebook's cell is named as the user knows it ("Cell In[2], line 7, in forward").
+    json frame = {{"file", text_of(m, "file", "?")},
+                  {"line", number_of(m, "line")},
+                  {"function", text_of(m, "function", "?")}};
+    model.push_back({frame_where(frame, cells) + " (" + text_of(m, "node", "?") + ")", Tone::strong, false});
     model.push_back({"    " + text_of(m, "code"), Tone::plain, false});
     if (!flag_of(m, "file_agrees", true))
       model.push_back({"the file has changed there since the graph was compiled", Tone::quiet});
@@ -199,7 +201,7 @@ void add_culprit(const json& report, const json& culprit, const CellNames& cells
   if (!node.is_null()) rows.push_back(row("graph", "graph", graph_lines(culprit, node)));
   add_launched_at(culprit, cells, rows);
   const json& compiled = object_of(culprit, "compiled");
-  if (!compiled.is_null()) add_compiled(compiled, rows);
+  if (!compiled.is_null()) add_compiled(compiled, cells, rows);
   if (flag_of(object_of(report, "first_error"), "sticky", true)) {
     std::vector<Line> device{{device_text(report, culprit)}};
     // Triton compiles a tl.device_assert with its own location: the device names generated code.

@@ -56,7 +56,8 @@ std::optional<std::string> inductor_module_text(const char* path) {
   std::ifstream in(path, std::ios::binary);
   char head[9] = {};
   if (!in.read(head, sizeof head) || !is_inductor_module_text(std::string_view(head, sizeof head))) return std::nullopt;
-  return std::string(head, sizeof head) + std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  std::string rest((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return std::string(head, sizeof head) + rest;
 }
 
 std::optional<std::string> whole_file(const std::string& path) {
@@ -122,7 +123,8 @@ std::optional<ModelLine> model_line_of_trace(std::string_view trace) {
     frame.file = std::string(text.substr(kFile.size(), quote - kFile.size()));
     frame.line = std::atoi(std::string(text.substr(line_at + 7)).c_str());
     if (in_at != std::string_view::npos) frame.function = std::string(text.substr(in_at + 5));
-    if (i + 1 < lines.size() && !trimmed(lines[i + 1]).starts_with(kFile)) frame.code = std::string(trimmed(lines[i + 1]));
+    if (i + 1 < lines.size() && !trimmed(lines[i + 1]).starts_with(kFile))
+      frame.code = std::string(trimmed(lines[i + 1]));
     if (frame.line > 0 && is_user_python_file(frame.file)) innermost = std::move(frame);
   }
   return innermost;

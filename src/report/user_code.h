@@ -11,7 +11,8 @@ namespace firstassert {
 // lib/python3.X; a directory merely named torch may be the user's own project. firstassert's values modes call the
 // user's op from their own frames (python/firstassert/values), wherever the package is: a build tree or a checkout.
 // torch.compile's generated modules live under Inductor's cache, /tmp/torchinductor_<user> by default
-// (torch/_inductor/runtime/cache_dir_utils.py): the model's line is what the report names for those (compiled_kernel.h).
+// (torch/_inductor/runtime/cache_dir_utils.py): the model's line is what the report names for those
+// (compiled_kernel.h).
 inline bool is_user_python_file(std::string_view file) {
   if (file.empty()) return false;
   for (std::string_view library :

@@ -1,7 +1,8 @@
 """The torch suite's notebook: a real Jupyter kernel (ipykernel, driven by nbclient as a front end would) in the
 torch venv, with `%load_ext firstassert`, training a real PyTorch classifier on the simulated GPU until a batch's
 bad label asserts. The failing cell must show the culprit kernel, its confidence, the cell's own line and the
-device's assertion text; a later cell must say its error is secondary.
+device's assertion text; a later cell must say its error is secondary. A compiled model's failing cell must show
+the Triton kernel, what it fused and the model's line, named as the cell that defines the model.
 
 usage: notebook_test.py SIM_DIR PACKAGE_ROOT SHIM [unittest arguments]
        run with the python of the torch venv (scripts/test installs it, with ipykernel and nbclient, pinned)
@@ -58,8 +59,35 @@ def text_of(cell, kind):
     return "".join(parts)
 
 
-class TorchNotebook(unittest.TestCase):
-    def test_the_failing_cell_shows_the_culprit_and_a_later_cell_is_secondary(self):
+# A compiled model: Inductor fuses the embedding and the mean into one Triton kernel; the model's line is line 8 of
+# the cell that defines it, and step 2's batch holds the token 64 of 64.
+COMPILED_MODEL = """\
+import torch
+torch.manual_seed(0)
+class Bag(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(64, 16)
+    def forward(self, tokens):
+        return self.embed(tokens).mean(dim=1)
+bag = torch.compile(Bag().cuda())
+"""
+COMPILED_MODEL_LINE = 8
+COMPILED_RUN = """\
+for step in range(3):
+    tokens = torch.randint(0, 64, (8, 4))
+    if step == 2:
+        tokens[5, 1] = 64
+    pooled = bag(tokens.cuda())
+    torch.cuda.synchronize()
+    print(step, pooled.shape)
+"""
+
+
+class Notebook:
+    """The sources run as cells of a real kernel with firstassert loaded; its cells, the last report, the details."""
+
+    def __init__(self, sources):
         with tempfile.TemporaryDirectory() as workdir:
             specs = os.path.join(workdir, "kernels", "fa")
             os.makedirs(specs)
@@ -70,7 +98,8 @@ class TorchNotebook(unittest.TestCase):
             env.update({"LD_LIBRARY_PATH": f"{SIM_DIR}:{SIM_DIR}/standins",
                         "SIMCUDA_DEVICE_CODE": f"{SIM_DIR}/aten/libsimaten.so", "PYTHONPATH": PACKAGE_ROOT,
                         "FIRSTASSERT_LIB": SHIM, "JUPYTER_PLATFORM_DIRS": "1",
-                        "JUPYTER_RUNTIME_DIR": os.path.join(workdir, "runtime")})
+                        "JUPYTER_RUNTIME_DIR": os.path.join(workdir, "runtime"),
+                        "TORCHINDUCTOR_CACHE_DIR": os.path.join(workdir, "inductor")})
             nb = new_notebook()
             client = NotebookClient(nb, km=AsyncKernelManager(kernel_name="fa", kernel_spec_manager=KernelSpecManager(
                 kernel_dirs=[os.path.dirname(specs)])), timeout=180, startup_timeout=120, allow_errors=True,
@@ -78,32 +107,65 @@ class TorchNotebook(unittest.TestCase):
                 extra_arguments=["--HistoryManager.hist_file=:memory:"])
             with open(os.path.join(workdir, "kernel-stderr.txt"), "ab") as stderr, \
                     client.setup_kernel(env=env, stderr=stderr, cleanup_kc=True):
-                cells = []
-                for source in ("%load_ext firstassert", SETUP, TRAIN, "torch.zeros(1).cuda()"):
+                self.cells = []
+                for source in ["%load_ext firstassert"] + list(sources):
                     nb.cells.append(new_code_cell(source))
-                    cells.append(client.execute_cell(nb.cells[-1], len(nb.cells) - 1))
+                    self.cells.append(client.execute_cell(nb.cells[-1], len(nb.cells) - 1))
             with open(os.path.join(workdir, "kernel-stderr.txt"), errors="replace") as f:
                 kernel_stderr = f.read()
             reports = sorted(glob.glob(os.path.join(workdir, "firstassert-*.json")))
-            report = json.load(open(reports[-1])) if reports else None
-            detail = json.dumps([c.outputs for c in cells], indent=1)[-8000:] + "\n--- kernel stderr:\n" + \
+            self.report = None
+            if reports:
+                with open(reports[-1]) as f:
+                    self.report = json.load(f)
+            self.detail = json.dumps([c.outputs for c in self.cells], indent=1)[-8000:] + "\n--- kernel stderr:\n" + \
                 kernel_stderr[-4000:]
-            self.assertIn("firstassert: on", text_of(cells[0], "stream"), detail)
-            self.assertFalse([o for o in cells[1].outputs if o.output_type == "error"], detail)
-            errors = [o for o in cells[2].outputs if o.output_type == "error"]
-            self.assertTrue(errors, detail)
-            self.assertIn("device-side assert triggered", errors[0].evalue, detail)
-            shown = re.sub(r"\n {15}(?=\S)", " ", text_of(cells[2], "text/plain"))
-            for expected in ["kernel       nll_loss_forward_reduce_cuda_kernel_2d",
-                             "confidence   exact:",
-                             "launched at  Cell In[3], line %d" % TRAIN_LOSS_LINE]:
-                self.assertIn(expected, shown, detail)
-            self.assertIn("secondary", text_of(cells[3], "text/plain").lower(), detail)
-            # The device prints its line at a synchronization after the cell's error was raised: the report, which
-            # the kernel rewrites as errors follow and at exit, has it.
-            self.assertIsNotNone(report, detail)
-            message = report["culprit"]["device_message"] or {}
-            self.assertEqual(message.get("condition"), "t >= 0 && t < n_classes", json.dumps(report)[:3000])
+
+    def errors(self, index):
+        return [o for o in self.cells[index].outputs if o.output_type == "error"]
+
+    def shown(self, index):
+        """What cell `index` displayed, its wrapped rows joined back."""
+        return re.sub(r"\n {15}(?=\S)", " ", text_of(self.cells[index], "text/plain"))
+
+
+class TorchNotebook(unittest.TestCase):
+    def test_the_failing_cell_shows_the_culprit_and_a_later_cell_is_secondary(self):
+        run = Notebook([SETUP, TRAIN, "torch.zeros(1).cuda()"])
+        detail = run.detail
+        self.assertIn("firstassert: on", text_of(run.cells[0], "stream"), detail)
+        self.assertFalse(run.errors(1), detail)
+        errors = run.errors(2)
+        self.assertTrue(errors, detail)
+        self.assertIn("device-side assert triggered", errors[0].evalue, detail)
+        shown = run.shown(2)
+        for expected in ["kernel       nll_loss_forward_reduce_cuda_kernel_2d",
+                         "confidence   exact:",
+                         "launched at  Cell In[3], line %d" % TRAIN_LOSS_LINE]:
+            self.assertIn(expected, shown, detail)
+        self.assertIn("secondary", text_of(run.cells[3], "text/plain").lower(), detail)
+        # The device prints its line at a synchronization after the cell's error was raised: the report, which
+        # the kernel rewrites as errors follow and at exit, has it.
+        self.assertIsNotNone(run.report, detail)
+        message = run.report["culprit"]["device_message"] or {}
+        self.assertEqual(message.get("condition"), "t >= 0 && t < n_classes", json.dumps(run.report)[:3000])
+
+    def test_a_compiled_models_failing_cell_names_the_model_cells_line(self):
+        run = Notebook([COMPILED_MODEL, COMPILED_RUN])
+        detail = run.detail
+        self.assertFalse(run.errors(1), detail)
+        errors = run.errors(2)
+        self.assertTrue(errors, detail)
+        self.assertIn("device-side assert triggered", errors[0].evalue, detail)
+        # Steps 0 and 1 ran whole (what the cell printed of them; Triton's warnings share the stream).
+        printed = [line for line in text_of(run.cells[2], "stream").splitlines() if line[:1].isdigit()]
+        self.assertEqual(printed, ["0 torch.Size([8, 16])", "1 torch.Size([8, 16])"], detail)
+        shown = run.shown(2)
+        for expected in ["kernel       triton_", "confidence   exact:", "compiled     triton_",
+                         "model        Cell In[2], line %d, in forward (embedding)" % COMPILED_MODEL_LINE,
+                         "return self.embed(tokens).mean(dim=1)",
+                         "values       the values modes do not reach inside torch.compile graphs"]:
+            self.assertIn(expected, shown, detail)
 
 
 if __name__ == "__main__":

@@ -217,7 +217,8 @@ class Program {
         long long start = 0;
         attribute_int(op.attributes, "start", &start);
         Value& r = out(op);
-        for (size_t i = 0; i < r.e.size(); ++i) r.e[i].i = wrap_int(r.type->elem.kind, start + static_cast<long long>(i));
+        for (size_t i = 0; i < r.e.size(); ++i)
+          r.e[i].i = wrap_int(r.type->elem.kind, start + static_cast<long long>(i));
         return Outcome::Completed;
       }
       case kSplat: {

@@ -401,7 +401,8 @@ Elementwise make_elementwise(const Op& op, const std::vector<const Type*>& types
   else if (n == "arith.subf") *fn = float2(out, [](auto a, auto b) { return a - b; });
   else if (n == "arith.mulf") *fn = float2(out, [](auto a, auto b) { return a * b; });
   // tt.approx_divf (div.full.f32 on the device) is within 2 ulp of the quotient: the exact quotient stands in.
-  else if (n == "arith.divf" || n == "tt.precise_divf" || n == "tt.approx_divf") *fn = float2(out, [](auto a, auto b) { return a / b; });
+  else if (n == "arith.divf" || n == "tt.precise_divf" || n == "tt.approx_divf")
+    *fn = float2(out, [](auto a, auto b) { return a / b; });
   else if (n == "arith.remf") *fn = float2(out, [](auto a, auto b) { return std::fmod(a, b); });
   else if (n == "arith.negf") *fn = float1(out, [](auto a) { return -a; });
   else if (n == "arith.maxnumf") *fn = float2(out, [](auto a, auto b) { return max_num(a, b); });
