@@ -4,8 +4,8 @@
 #include <cstdio>
 
 #include "core/demangle.h"
-#include "hints.h"
 #include "compiled_kernel.h"
+#include "hints.h"
 #include "launch_origin.h"
 #include "small_window.h"
 
@@ -67,8 +67,7 @@ std::string joined(const std::vector<std::string>& names) {
 }
 
 // A kernel of a torch.compile graph: what it fused, where the wrapper launched it, and the model's lines.
-void add_compiled_lines(const LaunchRecord& r, std::vector<std::string>& lines) {
-  std::optional<CompiledLaunch> c = compiled_launch_of(r);
+void add_compiled_lines(const std::optional<CompiledLaunch>& c, std::vector<std::string>& lines) {
   if (!c) return;
   std::string wrapper = c->wrapper_file.substr(c->wrapper_file.rfind('/') + 1);
   std::string fused = c->source_nodes.empty() ? "" : " fuses [" + joined(c->source_nodes) + "]";
@@ -111,10 +110,11 @@ std::vector<std::string> summary_lines(const Findings& f, const std::string& rep
     if (!python.empty()) lines.push_back(how + python + " (Python)");
     std::string native = native_origin(*f.culprit, 3);
     if (!native.empty()) lines.push_back("native: " + native);
-    add_compiled_lines(*f.culprit, lines);
   }
+  // Read from the generated files once: the compiled lines, and the note under the device's line.
+  std::optional<CompiledLaunch> compiled = f.culprit ? compiled_launch_of(*f.culprit) : std::nullopt;
+  add_compiled_lines(compiled, lines);
   add_window_lines(f, lines);
-  bool compiled = f.culprit && compiled_launch_of(*f.culprit).has_value();
   if (f.culprit_message) {
     const DeviceMessage& m = *f.culprit_message;
     std::snprintf(text, sizeof text, "device: %s:%u: %s: block [%u,%u,%u], thread [%u,%u,%u]: `%s` failed", m.file,
