@@ -48,71 +48,70 @@ def _say_once(what, error):
             what, type(error).__name__, error))
 
 
-def _wrap(graph_module):
-    lowering = getattr(graph_module, "GraphLowering", None)
-    original = getattr(lowering, "compile_to_module", None)
+def _replace(owner, name, make_wrapper):
+    """owner.name := make_wrapper(owner.name), once (a second install, from another copy of this file, finds it
+    wrapped); nothing when the name is not there (a torch without it)."""
+    original = getattr(owner, name, None)
     if original is None or getattr(original, "_firstassert_wrapped", False):
         return
+    wrapper = make_wrapper(original)
+    wrapper._firstassert_wrapped = True
+    wrapper.__wrapped__ = original
+    wrapper.__doc__ = original.__doc__
+    wrapper.__name__ = original.__name__
+    setattr(owner, name, wrapper)
 
-    def compile_to_module(self, *args, **kwargs):
-        module = original(self, *args, **kwargs)
-        try:
-            write_node_traces(self, getattr(module, "__file__", None))
-        except Exception as error:  # never break the job's compile
-            _say_once("writing them beside the generated code", error)
-        return module
 
-    _mark_wrapper(compile_to_module, original)
-    lowering.compile_to_module = compile_to_module
+def _wrap(graph_module):
+    def make_wrapper(original):
+        def compile_to_module(self, *args, **kwargs):
+            module = original(self, *args, **kwargs)
+            try:
+                write_node_traces(self, getattr(module, "__file__", None))
+            except Exception as error:  # never break the job's compile
+                _say_once("writing them beside the generated code", error)
+            return module
+
+        return compile_to_module
+
+    _replace(getattr(graph_module, "GraphLowering", None), "compile_to_module", make_wrapper)
 
 
 _compiling = threading.local()  # .graphs: the Dynamo graphs being compiled on this thread, innermost last
 
 
 def _wrap_compile_fx(compile_fx_module):
-    original = getattr(compile_fx_module, "compile_fx", None)
-    if original is None or getattr(original, "_firstassert_wrapped", False):
-        return
+    def make_wrapper(original):
+        def compile_fx(model_, *args, **kwargs):
+            graphs = getattr(_compiling, "graphs", None)
+            if graphs is None:
+                graphs = _compiling.graphs = []
+            graphs.append(model_)
+            try:
+                return original(model_, *args, **kwargs)
+            finally:
+                graphs.pop()
 
-    def compile_fx(model_, *args, **kwargs):
-        graphs = getattr(_compiling, "graphs", None)
-        if graphs is None:
-            graphs = _compiling.graphs = []
-        graphs.append(model_)
-        try:
-            return original(model_, *args, **kwargs)
-        finally:
-            graphs.pop()
+        return compile_fx
 
-    _mark_wrapper(compile_fx, original)
-    compile_fx_module.compile_fx = compile_fx
+    _replace(compile_fx_module, "compile_fx", make_wrapper)
 
 
 def _wrap_cache_loads(output_code_module):
-    graph_class = getattr(output_code_module, "CompiledFxGraph", None)
-    original = getattr(graph_class, "after_deserialization", None)
-    if original is None or getattr(original, "_firstassert_wrapped", False):
-        return
+    def make_wrapper(original):
+        def after_deserialization(self, *args, **kwargs):
+            wrapper_file = original(self, *args, **kwargs)
+            try:
+                graphs = getattr(_compiling, "graphs", None)
+                if graphs and isinstance(wrapper_file, str) and not os.path.exists(wrapper_file + SUFFIX):
+                    write_traces(node_traces(graphs[-1].graph.nodes), wrapper_file)
+            except Exception as error:  # never break the job's compile
+                _say_once("writing them beside the cached code", error)
+            return wrapper_file
 
-    def after_deserialization(self, *args, **kwargs):
-        wrapper_file = original(self, *args, **kwargs)
-        try:
-            graphs = getattr(_compiling, "graphs", None)
-            if graphs and isinstance(wrapper_file, str) and not os.path.exists(wrapper_file + SUFFIX):
-                write_traces(node_traces(graphs[-1].graph.nodes), wrapper_file)
-        except Exception as error:  # never break the job's compile
-            _say_once("writing them beside the cached code", error)
-        return wrapper_file
+        return after_deserialization
 
-    _mark_wrapper(after_deserialization, original)
-    graph_class.after_deserialization = after_deserialization
-
-
-def _mark_wrapper(wrapper, original):
-    wrapper._firstassert_wrapped = True
-    wrapper.__wrapped__ = original
-    wrapper.__doc__ = original.__doc__
-    wrapper.__name__ = original.__name__
+    _replace(getattr(output_code_module, "CompiledFxGraph", None), "after_deserialization", make_wrapper)
 
 
 def _source_name(node):
