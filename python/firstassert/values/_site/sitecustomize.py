@@ -3,7 +3,7 @@ change to its code.
 
 `firstassert run` puts this file's directory first on the job's PYTHONPATH (and `--values=MODE` sets
 FIRSTASSERT_VALUES), so every Python the job starts (torchrun's workers too) runs this at start-up. It only asks to
-be called back once torch._inductor.graph is imported, to keep each compiled graph's node stack traces beside its
+be called back once Inductor's modules are imported, to keep each compiled graph's node stack traces beside its
 generated code (firstassert/compiled_nodes.py), and, with a values mode, once torch is imported: then it imports the
 firstassert package this file belongs to, which reads FIRSTASSERT_VALUES and installs the checks. A job that never
 imports them pays for nothing else. Then it runs the sitecustomize the job would have run without it, if any, as
@@ -18,6 +18,10 @@ import sys
 
 # Nothing heavier than importlib.machinery here: every Python the job starts runs this (importlib.util alone would
 # add milliseconds to each start).
+
+
+# .../firstassert: this file is firstassert/values/_site/sitecustomize.py.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _module(spec):
@@ -37,18 +41,14 @@ def _firstassert_values():
     mode = os.environ.get("FIRSTASSERT_VALUES", "").strip().lower()
     if mode in ("", "off"):
         return
-    here = os.path.dirname(os.path.abspath(__file__))
-    package = os.path.dirname(os.path.dirname(here))  # .../firstassert (this is firstassert/values/_site)
-    hook = _load("_firstassert_values_hook", os.path.join(package, "values", "_hook.py"))
-    hook.when_imported("torch", lambda torch: _import_firstassert(os.path.dirname(package)))
+    hook = _load("_firstassert_values_hook", os.path.join(_PACKAGE, "values", "_hook.py"))
+    hook.when_imported("torch", lambda torch: _import_firstassert(os.path.dirname(_PACKAGE)))
 
 
 def _compiled_nodes():
     """Keeps the model's lines of torch.compile graphs beside their generated code (firstassert/compiled_nodes.py)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    package = os.path.dirname(os.path.dirname(here))
-    hook = _load("_firstassert_values_hook", os.path.join(package, "values", "_hook.py"))
-    nodes = _load("_firstassert_compiled_nodes", os.path.join(package, "compiled_nodes.py"))
+    hook = _load("_firstassert_values_hook", os.path.join(_PACKAGE, "values", "_hook.py"))
+    nodes = _load("_firstassert_compiled_nodes", os.path.join(_PACKAGE, "compiled_nodes.py"))
     nodes.install(hook.when_imported)
 
 
