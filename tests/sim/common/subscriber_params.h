@@ -18,7 +18,13 @@ struct SubscriberParams132 {
   size_t oldSubscriberSize;
   uint8_t allowMultipleSubscribers;
 };
+// CUPTI_SUBSCRIBER_NAME_MAX_LEN of CUPTI 13's cupti_callbacks.h.
+constexpr size_t kSubscriberNameMaxLen = 53;
+
+#if CUPTI_API_VERSION >= 130000  // CUPTI 12 has no cuptiSubscribe_v2 and no subscriber parameters
+static_assert(kSubscriberNameMaxLen == CUPTI_SUBSCRIBER_NAME_MAX_LEN);
 static_assert(offsetof(SubscriberParams132, oldSubscriberSize) == offsetof(CUpti_SubscriberParams, oldSubscriberSize));
 static_assert(offsetof(SubscriberParams132, allowMultipleSubscribers) >= CUpti_SubscriberParams_STRUCT_SIZE);
+#endif
 
 }  // namespace simcuda

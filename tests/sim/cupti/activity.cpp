@@ -45,12 +45,19 @@ namespace {
 
 // ---- record layouts ------------------------------------------------------------------------------------------
 
+#if CUPTI_API_VERSION >= 130000
 // The kernel record CUPTI 13.1+ writes (CUpti_ActivityKernel11): version 10 with the launch priority appended. A client
 // built with CUDA >= 13.1 (PyTorch's Kineto) reads kernels as version 11; one built against these 13.0 headers reads
 // the version-10 prefix. Only the appended fields are spelled out here.
-constexpr size_t kKernelRecordSize = sizeof(CUpti_ActivityKernel10) + sizeof(int32_t) + sizeof(uint32_t);
-static_assert(sizeof(CUpti_ActivityKernel10) % 8 == 0);
-constexpr size_t kPriorityOffset = sizeof(CUpti_ActivityKernel10);
+using KernelRecord = CUpti_ActivityKernel10;
+constexpr size_t kKernelRecordSize = sizeof(KernelRecord) + sizeof(int32_t) + sizeof(uint32_t);
+static_assert(sizeof(KernelRecord) % 8 == 0);
+constexpr size_t kPriorityOffset = sizeof(KernelRecord);
+#else
+// CUPTI 12.8 writes CUpti_ActivityKernel9, the newest version its header defines; older clients read a prefix.
+using KernelRecord = CUpti_ActivityKernel9;
+constexpr size_t kKernelRecordSize = sizeof(KernelRecord);
+#endif
 
 // The size of the record at its kind, as cuptiActivityGetNextRecord steps over it; 0 for kinds never written here.
 size_t record_size(CUpti_ActivityKind kind) {
@@ -357,7 +364,7 @@ void write_device_record(Store& s, const DeviceActivity& d, uint64_t cupti_now, 
   };
   switch (d.kind) {
     case DeviceActivity::Kind::Kernel: {
-      CUpti_ActivityKernel10 k{};
+      KernelRecord k{};
       k.kind = kind_on(CUPTI_ACTIVITY_KIND_KERNEL) ? CUPTI_ACTIVITY_KIND_KERNEL : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
       k.start = converted(d.start_ns);
       k.end = converted(d.end_ns);
@@ -381,8 +388,10 @@ void write_device_record(Store& s, const DeviceActivity& d, uint64_t cupti_now, 
       k.channelType = CUPTI_CHANNEL_TYPE_COMPUTE;
       alignas(8) unsigned char record[kKernelRecordSize] = {};
       std::memcpy(record, &k, sizeof k);
+#if CUPTI_API_VERSION >= 130000
       const int32_t priority = 0;
       std::memcpy(record + kPriorityOffset, &priority, sizeof priority);
+#endif
       append(s, record, sizeof record);
       return;
     }
@@ -558,7 +567,9 @@ CallInfo classify(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void
   }
   switch (cbid) {
     case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize:
+#if CUPTI_API_VERSION >= 130000  // cuCtxSynchronize_v2 came with CUDA 13.0
     case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2:
+#endif
       sync(kContextSync);
       return c;
     default:
@@ -865,8 +876,10 @@ CUptiResult access_attribute_locked(Config& c, CUpti_ActivityAttribute attr, boo
       return attribute(a.mem_allocation_type_host_pinned, write, value_size, value);
     case CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER:
       return attribute(a.per_thread_activity_buffer, write, value_size, value);
+#if CUPTI_API_VERSION >= 130000  // an attribute of CUPTI 13.0
     case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE_DEVICE_GRAPHS:
       return attribute(a.device_buffer_size_device_graphs, write, value_size, value);
+#endif
     // CUPTI has not used profiling semaphore pools since CUDA 12.3.
     case CUPTI_ACTIVITY_ATTR_PROFILING_SEMAPHORE_POOL_SIZE:
     case CUPTI_ACTIVITY_ATTR_PROFILING_SEMAPHORE_POOL_LIMIT:
@@ -1105,6 +1118,15 @@ CUptiResult CUPTIAPI cuptiGetContextId(CUcontext context, uint32_t* contextId) {
   return CUPTI_SUCCESS;
 }
 
+// The one simulated device is device 0.
+CUptiResult CUPTIAPI cuptiGetDeviceId(CUcontext context, uint32_t* deviceId) {
+  if (deviceId == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (linked_driver() == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  if (context == nullptr) return CUPTI_ERROR_INVALID_CONTEXT;
+  *deviceId = 0;
+  return CUPTI_SUCCESS;
+}
+
 CUptiResult CUPTIAPI cuptiGetStreamIdEx(CUcontext, CUstream stream, uint8_t perThreadStream, uint32_t* streamId) {
   if (streamId == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   if (linked_driver() == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
@@ -1118,6 +1140,7 @@ CUptiResult CUPTIAPI cuptiGetStreamId(CUcontext context, CUstream stream, uint32
   return cuptiGetStreamIdEx(context, stream, 0, streamId);
 }
 
+#if CUPTI_API_VERSION >= 130000  // a call of CUPTI 13.0
 CUptiResult CUPTIAPI cuptiActivityEnableCudaEventDeviceTimestamps(uint8_t enable) {
   Config& c = config();
   std::lock_guard lock(c.mutex);
@@ -1125,5 +1148,6 @@ CUptiResult CUPTIAPI cuptiActivityEnableCudaEventDeviceTimestamps(uint8_t enable
   if (enable != 0) say_once("device timestamps of CUDA_EVENT records (enabled, deviceTimestamp stays 0)");
   return CUPTI_SUCCESS;
 }
+#endif
 
 }  // extern "C"

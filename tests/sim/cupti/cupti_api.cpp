@@ -136,7 +136,7 @@ bool multiple_subscribers_supported() {
 
 // allowMultipleSubscribers == 1, read only where structSize says the caller's struct has the field (as a byte: the
 // caller's object is its own, longer, struct type).
-bool asks_for_company(const CUpti_SubscriberParams* params) {
+bool asks_for_company(const SubscriberParams132* params) {
   constexpr size_t offset = offsetof(SubscriberParams132, allowMultipleSubscribers);
   if (params == nullptr || params->structSize < offset + sizeof(uint8_t)) return false;
   return reinterpret_cast<const unsigned char*>(params)[offset] == 1;
@@ -151,7 +151,7 @@ bool may_join(const State& s, const Roster& now, bool asks) {
 
 // Written on refusal, and on a successful join of a multi session, as CUPTI documents. The first subscriber is the
 // oldest one still subscribed: a tool that has gone does not hold CUPTI any more.
-void tell_first_subscriber(CUpti_SubscriberParams* params, const Roster& now) {
+void tell_first_subscriber(SubscriberParams132* params, const Roster& now) {
   if (params == nullptr || params->oldSubscriberName == nullptr || params->oldSubscriberSize == 0 || now.count == 0)
     return;
   const std::string& name = now.members[0]->name;
@@ -159,12 +159,12 @@ void tell_first_subscriber(CUpti_SubscriberParams* params, const Roster& now) {
                 name.empty() ? "an unnamed subscriber" : name.c_str());
 }
 
-Subscriber* new_subscriber(CUpti_CallbackFunc callback, void* userdata, const CUpti_SubscriberParams* params) {
+Subscriber* new_subscriber(CUpti_CallbackFunc callback, void* userdata, const SubscriberParams132* params) {
   auto* subscriber = new Subscriber;
   subscriber->callback = callback;
   subscriber->userdata = userdata;
   subscriber->name = params != nullptr && params->subscriberName != nullptr
-                         ? std::string(params->subscriberName).substr(0, CUPTI_SUBSCRIBER_NAME_MAX_LEN)
+                         ? std::string(params->subscriberName).substr(0, simcuda::kSubscriberNameMaxLen)
                          : std::string();
   return subscriber;
 }
@@ -195,7 +195,7 @@ Subscriber* subscribed(CUpti_SubscriberHandle handle) {
 // cuptiSubscribe (V1) comes here without params, and so never asks for company: after a first V2 subscriber that did,
 // a V1 one is refused, as CUPTI refuses mixing the two.
 CUptiResult subscribe(CUpti_SubscriberHandle* handle, CUpti_CallbackFunc callback, void* userdata,
-                      CUpti_SubscriberParams* params) {
+                      SubscriberParams132* params) {
   if (handle == nullptr || callback == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   State& s = state();
   std::lock_guard lock(s.mutex);
@@ -288,10 +288,12 @@ CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_Ca
   return subscribe(subscriber, callback, userdata, nullptr);
 }
 
+#if CUPTI_API_VERSION >= 130000  // cuptiSubscribe_v2 and its parameters came with CUPTI 13.0
 CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
                                        void* userdata, CUpti_SubscriberParams* pParams) {
-  return subscribe(subscriber, callback, userdata, pParams);
+  return subscribe(subscriber, callback, userdata, reinterpret_cast<SubscriberParams132*>(pParams));
 }
+#endif
 
 CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle handle) {
   State& s = state();

@@ -79,8 +79,18 @@ void fill_properties(cudaDeviceProp* p) {
   p->hostRegisterSupported = attribute(CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED);
   p->memoryPoolsSupported = attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED);
   p->clusterLaunch = attribute(CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH);
+#if CUDART_VERSION >= 13000
   p->deviceNumaId = attribute(CU_DEVICE_ATTRIBUTE_NUMA_ID);
   p->hostNumaId = attribute(CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID);
+#else
+  // Fields CUDA 13.0 removed from cudaDeviceProp (its release notes: use cudaDeviceGetAttribute instead).
+  p->clockRate = attribute(CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+  p->memoryClockRate = attribute(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+  p->computeMode = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_MODE);
+  p->kernelExecTimeoutEnabled = attribute(CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT);
+  p->deviceOverlap = attribute(CU_DEVICE_ATTRIBUTE_GPU_OVERLAP);
+  p->singleToDoublePrecisionPerfRatio = attribute(CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO);
+#endif
 }
 
 // A symbol the driver lacks is not an error: funcPtr is NULL and driverStatus says why (NVIDIA's documentation).
@@ -99,8 +109,15 @@ cudaError_t entry_point(const char* symbol, void** funcPtr, int cuda_version, un
 
 extern "C" {
 
+// CUDA 12's headers name the call cudaGetDeviceProperties_v2 (CUDA 11's cudaDeviceProp was shorter); CUDA 13's give
+// the same layout back its plain name.
+#if CUDART_VERSION >= 13000
 cudaError_t CUDARTAPI cudaGetDeviceProperties(struct cudaDeviceProp* prop, int device) {
   return TRACED(cudaGetDeviceProperties, v12000, prop, device) {
+#else
+cudaError_t CUDARTAPI cudaGetDeviceProperties_v2(struct cudaDeviceProp* prop, int device) {
+  return TRACED(cudaGetDeviceProperties_v2, v12000, prop, device) {
+#endif
     if (prop == nullptr) return cudaErrorInvalidValue;
     if (cudaError_t e = prepare(); e != cudaSuccess) return e;
     int count = 0;

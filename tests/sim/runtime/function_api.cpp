@@ -75,6 +75,7 @@ cudaError_t CUDARTAPI cudaFuncSetAttribute(const void* func, enum cudaFuncAttrib
   return TRACED(cudaFuncSetAttribute, v9000, func, attr, value) { return set_attribute(func, attr, value); }));
 }
 
+#if CUDART_VERSION >= 13000  // CUPTI 12 has no callback id for it
 cudaError_t CUDARTAPI cudaKernelSetAttributeForDevice(cudaKernel_t kernel, enum cudaFuncAttribute attr, int value,
                                                       int device) {
   return TRACED(cudaKernelSetAttributeForDevice, v12060, kernel, attr, value, device) {
@@ -82,6 +83,7 @@ cudaError_t CUDARTAPI cudaKernelSetAttributeForDevice(cudaKernel_t kernel, enum 
     return set_attribute(kernel, attr, value);
   }));
 }
+#endif
 
 cudaError_t CUDARTAPI cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const void* func, int blockSize,
                                                                     size_t dynamicSMemSize) {

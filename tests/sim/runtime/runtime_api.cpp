@@ -28,6 +28,7 @@ thread_local cudaError_t last_error = cudaSuccess;
 struct cudaDeviceSynchronize_v3020_params {};
 struct cudaGetLastError_v3020_params {};
 struct cudaPeekAtLastError_v3020_params {};
+#if CUDART_VERSION >= 13000
 struct __cudaGetKernel_v13000_params {
   cudaKernel_t* kernelPtr;
   const void* entryFuncAddr;
@@ -41,6 +42,7 @@ struct __cudaLaunchKernel_v13000_params {
   cudaStream_t stream;
 };
 using __cudaLaunchKernel_ptsz_v13000_params = __cudaLaunchKernel_v13000_params;
+#endif
 
 struct CallConfiguration {
   dim3 grid, block;
@@ -288,7 +290,9 @@ cudaError_t CUDARTAPI cudaGetKernel(cudaKernel_t* kernelPtr, const void* entryFu
   }));
 }
 
-// What nvcc 13 emits for <<<>>>: the kernel handle once (__cudaGetKernel), then __cudaLaunchKernel per launch.
+#if CUDART_VERSION >= 13000
+// What nvcc 13 emits for <<<>>>: the kernel handle once (__cudaGetKernel), then __cudaLaunchKernel per launch. nvcc 12
+// calls cudaLaunchKernel instead.
 cudaError_t CUDARTAPI __cudaGetKernel(cudaKernel_t* kernelPtr, const void* entryFuncAddr) {
   return TRACED(__cudaGetKernel, v13000, kernelPtr, entryFuncAddr) {
     if (cudaError_t e = ready(); e != cudaSuccess) return e;
@@ -311,6 +315,7 @@ cudaError_t CUDARTAPI __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim,
     return launch(kernel, gridDim, blockDim, args, sharedMem, stream, true);
   }));
 }
+#endif
 
 cudaError_t CUDARTAPI cudaLaunchKernel(const void* func, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem,
                                        cudaStream_t stream) {
@@ -517,6 +522,9 @@ cudaError_t CUDARTAPI cudaGraphAddEmptyNode(cudaGraphNode_t* pGraphNode, cudaGra
   }));
 }
 
+// The edge-data signatures are CUDA 13's plain names (CUDA 12.3+ named them cudaGraphAddDependencies_v2 and
+// cudaGraphNodeGetDependencies_v2; PyTorch's CUDA 12 builds import neither, so the CUDA 12 runtime here has neither).
+#if CUDART_VERSION >= 13000
 cudaError_t CUDARTAPI cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t* from,
                                                const cudaGraphNode_t* to, const cudaGraphEdgeData* edgeData,
                                                size_t numDependencies) {
@@ -527,6 +535,7 @@ cudaError_t CUDARTAPI cudaGraphAddDependencies(cudaGraph_t graph, const cudaGrap
     });
   }));
 }
+#endif
 
 cudaError_t CUDARTAPI cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, size_t* numNodes) {
   return TRACED(cudaGraphGetNodes, v10000, graph, nodes, numNodes) {
@@ -551,6 +560,7 @@ cudaError_t CUDARTAPI cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphN
   }));
 }
 
+#if CUDART_VERSION >= 13000
 cudaError_t CUDARTAPI cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t* pDependencies,
                                                    cudaGraphEdgeData* edgeData, size_t* pNumDependencies) {
   return TRACED(cudaGraphNodeGetDependencies, v12030, node, pDependencies, edgeData, pNumDependencies) {
@@ -561,6 +571,7 @@ cudaError_t CUDARTAPI cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGra
     });
   }));
 }
+#endif
 
 cudaError_t CUDARTAPI cudaGraphClone(cudaGraph_t* pGraphClone, cudaGraph_t originalGraph) {
   return TRACED(cudaGraphClone, v10000, pGraphClone, originalGraph) {
@@ -800,8 +811,14 @@ cudaError_t CUDARTAPI cudaMemset(void* devPtr, int value, size_t count) {
 
 // ---- more of the runtime a framework calls ------------------------------------------------------------------------
 
+// CUDA 13's cudaEventElapsedTime is 12.8's cudaEventElapsedTime_v2 (callback id v12080); CUDA 12's plain name keeps
+// its callback id of 3.2.
 cudaError_t CUDARTAPI cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+#if CUDART_VERSION >= 13000
   return TRACED(cudaEventElapsedTime, v12080, ms, start, end) {
+#else
+  return TRACED(cudaEventElapsedTime, v3020, ms, start, end) {
+#endif
     return via_driver([&] { return driver().legacy.event_elapsed_time(ms, start, end); });
   }));
 }

@@ -64,6 +64,7 @@ cudaError_t CUDARTAPI cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallb
   }));
 }
 
+#if CUDART_VERSION >= 13000
 cudaError_t CUDARTAPI cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus* captureStatus_out,
                                                unsigned long long* id_out, cudaGraph_t* graph_out,
                                                const cudaGraphNode_t** dependencies_out,
@@ -79,6 +80,23 @@ cudaError_t CUDARTAPI cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStr
     });
   }));
 }
+#else
+// What CUDA 12's headers call cudaStreamGetCaptureInfo (PyTorch's CUDA 12 builds import it): no edge data.
+cudaError_t CUDARTAPI cudaStreamGetCaptureInfo_v2(cudaStream_t stream,
+                                                  enum cudaStreamCaptureStatus* captureStatus_out,
+                                                  unsigned long long* id_out, cudaGraph_t* graph_out,
+                                                  const cudaGraphNode_t** dependencies_out,
+                                                  size_t* numDependencies_out) {
+  return TRACED(cudaStreamGetCaptureInfo_v2, v11030, stream, captureStatus_out, id_out, graph_out, dependencies_out,
+                numDependencies_out) {
+    return via_driver([&] {
+      return driver().legacy.stream_get_capture_info(
+          stream, reinterpret_cast<CUstreamCaptureStatus*>(captureStatus_out), reinterpret_cast<cuuint64_t*>(id_out),
+          graph_out, dependencies_out, nullptr, numDependencies_out);
+    });
+  }));
+}
+#endif
 
 // The thread's capture mode is kept and exchanged; the simulator does not refuse calls by it during a capture.
 cudaError_t CUDARTAPI cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode* mode) {

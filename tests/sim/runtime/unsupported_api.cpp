@@ -30,6 +30,10 @@ SIMCUDA_RUNTIME_UNSUPPORTED(cudaLibraryGetGlobal, (void**, size_t*, cudaLibrary_
 SIMCUDA_RUNTIME_UNSUPPORTED(cudaLibraryGetManaged, (void**, size_t*, cudaLibrary_t, const char*))
 SIMCUDA_RUNTIME_UNSUPPORTED(cudaLibraryGetUnifiedFunction, (void**, cudaLibrary_t, const char*))
 
+SIMCUDA_RUNTIME_UNSUPPORTED(cudaGraphDebugDotPrint, (cudaGraph_t, const char*, unsigned int))
+
+// CUDA 13's signatures (with edge data); CUDA 12 gave these names to the calls without it.
+#if CUDART_VERSION >= 13000
 SIMCUDA_RUNTIME_UNSUPPORTED(cudaGraphAddNode, (cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*,
                                                const cudaGraphEdgeData*, size_t, struct cudaGraphNodeParams*))
 SIMCUDA_RUNTIME_UNSUPPORTED(cudaGraphConditionalHandleCreate, (cudaGraphConditionalHandle*, cudaGraph_t,
@@ -39,5 +43,6 @@ SIMCUDA_RUNTIME_UNSUPPORTED(cudaStreamBeginCaptureToGraph, (cudaStream_t, cudaGr
                                                             enum cudaStreamCaptureMode))
 SIMCUDA_RUNTIME_UNSUPPORTED(cudaStreamUpdateCaptureDependencies, (cudaStream_t, cudaGraphNode_t*,
                                                                   const cudaGraphEdgeData*, size_t, unsigned int))
+#endif
 
 }  // extern "C"

@@ -1,7 +1,7 @@
-// The stand-in libcublas.so.13, modelled where nn.Linear and matmul need it: the handle and its settings, and the
-// GEMM family for float, double, half and bfloat16 (plus S/D gemv). Each GEMM is one kernel launched on the
-// handle's stream through the driver, as real cuBLAS launches its own kernels (gemm.h); the rest of what PyTorch
-// imports is in cublas_unsupported.cpp. Status codes follow the cuBLAS documentation of each function
+// The stand-in libcublas.so.13 (libcublas.so.12 for CUDA 12), modelled where nn.Linear and matmul need it: the handle
+// and its settings, and the GEMM family for float, double, half and bfloat16 (plus S/D gemv). Each GEMM is one kernel
+// launched on the handle's stream through the driver, as real cuBLAS launches its own kernels (gemm.h); the rest of
+// what PyTorch imports is in cublas_unsupported.cpp. Status codes follow the cuBLAS documentation of each function
 // (docs.nvidia.com/cuda/cublas, "cuBLAS Helper Function Reference" and "cublas<t>gemm()" and after).
 #include <cublas_api.h>
 #include <cuda_runtime_api.h>  // CUDART_VERSION

@@ -1,7 +1,7 @@
-// The stand-in libcublasLt.so.13, modelled: handles (its own, and cuBLAS handles cast, as PyTorch passes them),
-// matmul/layout/preference descriptors with their attributes, a heuristic offering one algorithm, algo init, check
-// and configuration, and cublasLtMatmul, which launches one simulated GEMM kernel on the given stream (gemm.h),
-// bias/ReLU/GELU epilogues included. Status codes are those cublasLt.h documents for each function.
+// The stand-in libcublasLt.so.13 (.so.12 for CUDA 12), modelled: handles (its own, and cuBLAS handles cast, as PyTorch
+// passes them), matmul/layout/preference descriptors with their attributes, a heuristic offering one algorithm, algo
+// init, check and configuration, and cublasLtMatmul, which launches one simulated GEMM kernel on the given stream
+// (gemm.h), bias/ReLU/GELU epilogues included. Status codes are those cublasLt.h documents for each function.
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>  // CUDART_VERSION
 

@@ -1,7 +1,8 @@
-// The stand-in libnvrtc.so.13 (needed by libtorch_cuda.so and libcaffe2_nvrtc.so, for torch's jiterator and fusers).
-// Programs are modelled as objects holding their source, name expressions and log; compiling is not: the simulated
-// device runs no generated code, so nvrtcCompileProgram says so once and fails with NVRTC_ERROR_COMPILATION, its log
-// carrying the same line, which torch puts in the error it raises. Codes and their meaning are nvrtc.h's.
+// The stand-in libnvrtc.so.13 and libnvrtc.so.12 (needed by libtorch_cuda.so and libcaffe2_nvrtc.so, for torch's
+// jiterator and fusers). Programs are modelled as objects holding their source, name expressions and log; compiling is
+// not: the simulated device runs no generated code, so nvrtcCompileProgram says so once and fails with
+// NVRTC_ERROR_COMPILATION, its log carrying the same line, which torch puts in the error it raises. Codes and their
+// meaning are nvrtc.h's.
 #include <cuda.h>  // CUDA_VERSION
 #include <nvrtc.h>
 
@@ -65,11 +66,16 @@ const char* nvrtcGetErrorString(nvrtcResult result) {
   return "NVRTC_ERROR unknown";  // nvrtc.h documents this text for values it does not know
 }
 
-// The NVRTC of the CUDA headers this stand-in was built with.
+// The NVRTC of the CUDA release this stand-in presents itself as (STANDIN_CUDA_VERSION, encoded as CUDA_VERSION is:
+// cuda12/ builds libnvrtc.so.12 from these sources and CUDA 13's headers), by default that of the headers.
+#ifndef STANDIN_CUDA_VERSION
+#define STANDIN_CUDA_VERSION CUDA_VERSION
+#endif
+
 nvrtcResult nvrtcVersion(int* major, int* minor) {
   if (major == nullptr || minor == nullptr) return NVRTC_ERROR_INVALID_INPUT;
-  *major = CUDA_VERSION / 1000;
-  *minor = CUDA_VERSION % 1000 / 10;
+  *major = STANDIN_CUDA_VERSION / 1000;
+  *minor = STANDIN_CUDA_VERSION % 1000 / 10;
   return NVRTC_SUCCESS;
 }
 
