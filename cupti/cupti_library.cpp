@@ -43,6 +43,19 @@ std::vector<std::string> loaded_objects(const char* prefix) {
   return search.found;
 }
 
+// CUPTI's sonames, the one of the runtime's own CUDA major first (libcudart.so.12 -> libcupti.so.12): a CUPTI
+// belongs to the toolkit of the runtime whose calls it reports.
+std::vector<std::string> sonames_for(const std::string& library) {
+  std::string file = library.substr(library.rfind('/') + 1);
+  std::vector<std::string> out;
+  for (const char* soname : kSonames) {
+    std::string major = std::string(soname).substr(std::strlen("libcupti.so"));  // ".13"
+    if (file.starts_with("libcudart.so" + major)) out.insert(out.begin(), soname);
+    else out.push_back(soname);
+  }
+  return out;
+}
+
 // Where CUPTI sits relative to a runtime or driver: beside it, in the toolkit's extras, or in the sibling wheel of
 // PyTorch's nvidia-* packages (nvidia/cuda_runtime/lib -> nvidia/cuda_cupti/lib; CUDA 13 wheels share nvidia/cu13/lib).
 std::vector<std::string> candidates_near(const std::string& library) {
@@ -50,8 +63,8 @@ std::vector<std::string> candidates_near(const std::string& library) {
   std::vector<std::string> dirs = {dir, dir + "/../extras/CUPTI/lib64", dir + "/../../cuda_cupti/lib",
                                    dir + "/../../cu13/lib", dir + "/../../cu12/lib"};
   std::vector<std::string> out;
-  for (const std::string& d : dirs) {
-    for (const char* soname : kSonames) out.push_back(d + "/" + soname);
+  for (const std::string& soname : sonames_for(library)) {
+    for (const std::string& d : dirs) out.push_back(d + "/" + soname);
   }
   return out;
 }
@@ -80,6 +93,8 @@ bool resolve(void* handle, CuptiLibrary& lib) {
   lib.enable_domain = reinterpret_cast<decltype(lib.enable_domain)>(dlsym(handle, "cuptiEnableDomain"));
   lib.enable_callback = reinterpret_cast<decltype(lib.enable_callback)>(dlsym(handle, "cuptiEnableCallback"));
   lib.result_string = reinterpret_cast<decltype(lib.result_string)>(dlsym(handle, "cuptiGetResultString"));
+  auto get_version = reinterpret_cast<decltype(&cuptiGetVersion)>(dlsym(handle, "cuptiGetVersion"));
+  if (get_version == nullptr || get_version(&lib.api_version) != CUPTI_SUCCESS) lib.api_version = 0;
   return lib.subscribe != nullptr && lib.unsubscribe != nullptr && lib.enable_domain != nullptr;
 }
 

@@ -17,6 +17,7 @@ struct CuptiLibrary {
   decltype(&cuptiEnableDomain) enable_domain = nullptr;
   decltype(&cuptiEnableCallback) enable_callback = nullptr;  // null: whole domains are enabled
   decltype(&cuptiGetResultString) result_string = nullptr;
+  uint32_t api_version = 0;  // cuptiGetVersion: CUPTI_API_VERSION of the library (26 for CUDA 12.8); 0 unknown
 
   explicit operator bool() const { return handle != nullptr; }
   std::string describe(CUptiResult result) const;  // "CUPTI_ERROR_UNKNOWN (999)"

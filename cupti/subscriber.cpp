@@ -194,20 +194,31 @@ void CUPTIAPI on_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_Cal
     routine_failed(userdata, domain, cbid, data);
 }
 
+// Sets each callback of ids. The ids are CUPTI 13's (the headers firstassert is built against); an older CUPTI refuses
+// the ids its table does not reach (CUPTI 12.8's driver table ends at 782) with CUPTI_ERROR_INVALID_PARAMETER: calls
+// newer than that CUPTI's CUDA, which its runtime never makes, so they are passed over. Any other refusal, or every id
+// refused, is an error.
+CUptiResult set_callbacks(const CuptiLibrary& lib, CUpti_SubscriberHandle subscriber, uint32_t enable,
+                          CUpti_CallbackDomain domain, const std::vector<CUpti_CallbackId>& ids) {
+  size_t refused = 0;
+  for (CUpti_CallbackId cbid : ids) {
+    CUptiResult r = lib.enable_callback(enable, subscriber, domain, cbid);
+    if (r == CUPTI_ERROR_INVALID_PARAMETER) {
+      ++refused;
+    } else if (r != CUPTI_SUCCESS) {
+      return r;
+    }
+  }
+  return !ids.empty() && refused == ids.size() ? CUPTI_ERROR_INVALID_PARAMETER : CUPTI_SUCCESS;
+}
+
 // The callbacks the recorder follows (followed_calls.h); whole domains where CUPTI cannot enable one callback.
 CUptiResult enable_followed_calls(const CuptiLibrary& lib, CUpti_SubscriberHandle subscriber) {
   CUptiResult r = lib.enable_domain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+  if (r == CUPTI_SUCCESS && lib.enable_callback != nullptr)
+    r = set_callbacks(lib, subscriber, 0, CUPTI_CB_DOMAIN_RUNTIME_API, unfollowed_runtime_calls());
   if (r == CUPTI_SUCCESS && lib.enable_callback != nullptr) {
-    for (CUpti_CallbackId cbid : unfollowed_runtime_calls()) {
-      r = lib.enable_callback(0, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
-      if (r != CUPTI_SUCCESS) break;
-    }
-  }
-  if (r == CUPTI_SUCCESS && lib.enable_callback != nullptr) {
-    for (CUpti_CallbackId cbid : followed_driver_calls()) {
-      r = lib.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
-      if (r != CUPTI_SUCCESS) break;
-    }
+    r = set_callbacks(lib, subscriber, 1, CUPTI_CB_DOMAIN_DRIVER_API, followed_driver_calls());
   } else if (r == CUPTI_SUCCESS) {
     r = lib.enable_domain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
   }
@@ -226,6 +237,7 @@ SubscribeResult start_recording(const CuptiLibrary& lib, const std::string& why_
   if (subscription.load() != nullptr) {
     result.recording = true;
     result.cupti_path = library.path;
+    result.cupti_api_version = library.api_version;
     result.message = "recording launches through CUPTI at " + library.path;
     return result;
   }
@@ -234,6 +246,7 @@ SubscribeResult start_recording(const CuptiLibrary& lib, const std::string& why_
     return result;
   }
   result.cupti_path = lib.path;
+  result.cupti_api_version = lib.api_version;
   // Our own subscription: the preloaded stub's hook of cuptiSubscribe (which hands CUPTI over to another tool) lets
   // it through.
   source::OurCall ours;

@@ -12,6 +12,7 @@ namespace firstassert::cupti {
 struct SubscribeResult {
   bool recording = false;
   std::string cupti_path;
+  uint32_t cupti_api_version = 0;
   std::string message;  // why recording is off, or what is in use
 };
 

@@ -16,6 +16,8 @@ int lib_command(const Args& args, std::ostream& out, std::ostream& err, const st
 int show_command(const Args& args, std::ostream& out, std::ostream& err);
 int merge_command(const Args& args, std::ostream& out, std::ostream& err);
 int triage_command(const Args& args, std::ostream& out, std::ostream& err);
+// `firstassert --version`: the tool's, the CUDA it was built against, and the PyTorch of the python3 on PATH.
+int version_command(std::ostream& out);
 
 // Exit status for bad usage or bad input files (the others are still read).
 inline constexpr int kBadInput = 2;

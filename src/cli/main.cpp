@@ -11,10 +11,6 @@
 
 #include "commands.h"
 
-#ifndef FIRSTASSERT_VERSION
-#define FIRSTASSERT_VERSION "unknown"
-#endif
-
 namespace {
 
 const char* kUsage =
@@ -63,10 +59,7 @@ int main(int argc, char** argv) {
       std::cout << kUsage;
       return 0;
     }
-    if (command == "--version") {
-      std::cout << "firstassert " << FIRSTASSERT_VERSION << "\n";
-      return 0;
-    }
+    if (command == "--version") return version_command(std::cout);
   } catch (const std::exception& e) {
     std::cerr << "firstassert " << command << ": " << e.what() << "\n";
     return kBadInput;

@@ -44,6 +44,28 @@ void add_process(const json& report, std::vector<Row>& rows) {
   if (!command.empty()) rows.push_back(row("command", "command", {{command, Tone::plain, false}}));
 }
 
+// "libcudart.so.12, CUPTI API 26, PyTorch 2.8.0+cu128 (built with CUDA 12.8)": what the job ran with (the report's
+// environment; reports written before it had one show no row).
+void add_environment(const json& report, std::vector<Row>& rows) {
+  const json& environment = object_of(report, "environment");
+  if (environment.is_null()) return;
+  const json& runtime = object_of(environment, "cuda_runtime");
+  const json& cupti = object_of(environment, "cupti");
+  const json& torch = object_of(environment, "torch");
+  std::string text = runtime.is_null() ? "no CUDA runtime loaded" : text_of(runtime, "soname", "?");
+  if (cupti.is_null()) {
+    text += ", CUPTI not in use";
+  } else {
+    long long api = number_of(cupti, "api_version", 0);
+    text += ", CUPTI " + (api > 0 ? "API " + std::to_string(api) : text_of(cupti, "library", "?"));
+  }
+  if (!torch.is_null()) {
+    std::string cuda = text_of(torch, "cuda");
+    text += ", PyTorch " + text_of(torch, "version", "?") + (cuda.empty() ? "" : " (built with CUDA " + cuda + ")");
+  }
+  rows.push_back(row("environment", "cuda", {{text, Tone::plain, false}}));
+}
+
 void add_first_error(const json& first, std::vector<Row>& rows) {
   std::string at = "at " + text_of(first, "api", "?") + ", thread " + std::to_string(number_of(first, "thread")) +
                    ", " + text_of(first, "time", "?");
@@ -286,6 +308,7 @@ ReportView view_report(const json& report, const std::string& path, const CellNa
   ReportView view{path, {}};
   std::vector<Row>& rows = view.rows;
   add_process(report, rows);
+  add_environment(report, rows);
   const json& first = object_of(report, "first_error");
   if (first.is_null()) {
     rows.push_back(row("first_error", "first error", {{"none recorded"}}, true));

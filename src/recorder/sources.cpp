@@ -18,15 +18,19 @@ std::mutex change_mutex;
 std::mutex state_mutex;
 std::string backend;  // "cupti" or "interpose": what records, or recorded last; "" before any did
 std::string cupti_path;
+uint32_t cupti_api_version = 0;
 bool handed_over = false;
 
 // FIRSTASSERT_BACKEND as the last start() was given it, read under change_mutex.
 Backend configured = Backend::automatic;
 
-void set_state(const std::string& now_backend, const std::string& now_cupti_path) {
+void set_state(const std::string& now_backend, const std::string& now_cupti_path, uint32_t now_cupti_version = 0) {
   std::lock_guard lock(state_mutex);
   backend = now_backend;
-  if (!now_cupti_path.empty()) cupti_path = now_cupti_path;
+  if (!now_cupti_path.empty()) {
+    cupti_path = now_cupti_path;
+    cupti_api_version = now_cupti_version;
+  }
 }
 
 // How long giving CUPTI up waits for the calls it showed entering. At least the grace: a call that passed the stub's
@@ -56,7 +60,7 @@ bool start(Backend wanted, const std::string& wanted_cupti_path, std::string& me
     cupti::SubscribeResult started = cupti::start_recording(lib, why);
     message = started.message;
     if (started.recording) {
-      set_state("cupti", started.cupti_path);
+      set_state("cupti", started.cupti_path, started.cupti_api_version);
       return true;
     }
   }
@@ -120,6 +124,7 @@ void describe(ToolInfo& tool) {
   std::lock_guard lock(state_mutex);
   tool.backend = backend;
   tool.cupti_path = cupti_path;
+  tool.cupti_api_version = cupti_api_version;
   tool.cupti_handed_over = handed_over;
 }
 

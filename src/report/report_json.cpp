@@ -8,6 +8,7 @@
 #include "core/demangle.h"
 #include "core/hex_text.h"
 #include "hints.h"
+#include "job_environment.h"
 #include "launch_origin.h"
 #include "stack/symbolize.h"
 
@@ -312,6 +313,22 @@ json recent_launches_section(const std::vector<LaunchRecord>& recent) {
   return out;
 }
 
+// Which CUDA runtime, CUPTI and PyTorch the job ran with (job_environment.h); null members for what it had not loaded.
+json environment_section(const std::vector<LoadedModule>& modules, const ToolInfo& tool) {
+  JobEnvironment e = job_environment(modules, tool.cupti_path, tool.cupti_api_version);
+  auto or_null = [](const std::string& s) { return s.empty() ? json(nullptr) : json(s); };
+  json runtime = e.runtime_library.empty() ? json(nullptr)
+                                           : json{{"library", e.runtime_library}, {"soname", e.runtime_soname}};
+  json cupti = e.cupti_library.empty()
+                   ? json(nullptr)
+                   : json{{"library", e.cupti_library},
+                          {"api_version", e.cupti_api_version == 0 ? json(nullptr) : json(e.cupti_api_version)}};
+  json torch = e.torch_version.empty()
+                   ? json(nullptr)
+                   : json{{"version", e.torch_version}, {"cuda", or_null(e.torch_cuda)}, {"path", e.torch_dir}};
+  return {{"cuda_runtime", runtime}, {"cupti", cupti}, {"torch", torch}};
+}
+
 json modules_section(const std::vector<LoadedModule>& modules) {
   json out = json::array();
   for (const LoadedModule& m : modules)
@@ -350,6 +367,7 @@ std::string report_json(const ReportInput& in) {
   r["other_errors"] = sites(f.other_errors);
   r["recent_launches"] = recent_launches_section(f.recent);
   r["launches_recorded"] = f.launches_recorded;
+  r["environment"] = environment_section(in.modules, in.tool);
   r["modules"] = modules_section(in.modules);
   // Kernel names and argv may hold any bytes: invalid UTF-8 is replaced, never thrown on.
   return r.dump(2, ' ', false, json::error_handler_t::replace) + "\n";

@@ -18,6 +18,7 @@ struct ToolInfo {
   std::string version;
   std::string backend;      // "cupti"
   std::string cupti_path;   // the CUPTI library in use
+  uint32_t cupti_api_version = 0;  // its cuptiGetVersion; 0 unknown
   bool cupti_handed_over = false;  // another tool subscribed to CUPTI later and got it; recording went on by hooks
 };
 
