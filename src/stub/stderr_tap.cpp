@@ -1,7 +1,9 @@
 // The stderr tap: how firstassert reads the driver's device assertion lines without changing what the user sees.
 //
 // The driver prints those lines on stderr through libc. Preloaded, this library defines the libc output functions
-// the driver may use (write, writev, fwrite, fputs, fprintf, vfprintf and their _chk twins); each calls the real one
+// the driver may use (write, writev, fwrite, fputs, fprintf, vfprintf and their _chk twins), and those that end
+// other writers' lines: a line's newline written apart through putc/fputc (std::cerr << std::endl does, as Kineto's
+// log lines do) would otherwise glue that line to the next one; each calls the real one
 // first, with the caller's own arguments, so the bytes, their order, the file descriptor and isatty() are exactly
 // as without firstassert, and nothing is held back if the process dies right after. Only then, for stderr, the
 // same bytes are handed to the recorder (firstassert_recorder_stderr), whose device-message parser never blocks or
@@ -36,6 +38,8 @@ using FwriteFn = size_t (*)(const void*, size_t, size_t, FILE*);
 using FputsFn = int (*)(const char*, FILE*);
 using VfprintfFn = int (*)(FILE*, const char*, va_list);
 using VfprintfChkFn = int (*)(FILE*, int, const char*, va_list);
+using PutcFn = int (*)(int, FILE*);
+using FwriteUnlockedFn = size_t (*)(const void*, size_t, size_t, FILE*);
 
 template <typename Fn>
 Fn next(const char* name) {
@@ -49,6 +53,12 @@ std::atomic<FwriteFn> real_fwrite{nullptr};
 std::atomic<FputsFn> real_fputs{nullptr};
 std::atomic<VfprintfFn> real_vfprintf{nullptr};
 std::atomic<VfprintfChkFn> real_vfprintf_chk{nullptr};
+std::atomic<PutcFn> real_fputc{nullptr};
+std::atomic<PutcFn> real_putc{nullptr};
+std::atomic<PutcFn> real_fputc_unlocked{nullptr};
+std::atomic<PutcFn> real_putc_unlocked{nullptr};
+std::atomic<FwriteUnlockedFn> real_fwrite_unlocked{nullptr};
+std::atomic<FputsFn> real_fputs_unlocked{nullptr};
 
 template <typename Fn>
 Fn resolved(std::atomic<Fn>& slot, const char* name) {
@@ -67,7 +77,15 @@ __attribute__((constructor)) void resolve_libc_outputs() {
   resolved(real_fputs, "fputs");
   resolved(real_vfprintf, "vfprintf");
   resolved(real_vfprintf_chk, "__vfprintf_chk");
+  resolved(real_fputc, "fputc");
+  resolved(real_putc, "putc");
+  resolved(real_fputc_unlocked, "fputc_unlocked");
+  resolved(real_putc_unlocked, "putc_unlocked");
+  resolved(real_fwrite_unlocked, "fwrite_unlocked");
+  resolved(real_fputs_unlocked, "fputs_unlocked");
 }
+
+
 
 bool tapping(int fd) { return fd == STDERR_FILENO && recorder_feed.load(std::memory_order_relaxed) != nullptr && !inside_tap; }
 bool tapping(FILE* stream) { return stream == stderr && recorder_feed.load(std::memory_order_relaxed) != nullptr && !inside_tap; }
@@ -88,6 +106,16 @@ void feed_formatted(const char* format, va_list args) {
   int n = vsnprintf(text, sizeof text, format, args);
   errno = saved;
   if (n > 0) feed(text, static_cast<size_t>(n) < sizeof text ? static_cast<size_t>(n) : sizeof text - 1);
+}
+
+// One character through a putc-like call: fed as written (the call returns it as an unsigned char, or EOF).
+int put_one(std::atomic<PutcFn>& slot, const char* name, int c, FILE* stream) {
+  int r = resolved(slot, name)(c, stream);
+  if (r != EOF && tapping(stream)) {
+    char byte = static_cast<char>(r);
+    feed(&byte, 1);
+  }
+  return r;
 }
 
 }  // namespace
@@ -162,5 +190,29 @@ FIRSTASSERT_INTERPOSE int __fprintf_chk(FILE* stream, int flag, const char* form
   va_start(args, format);
   int r = __vfprintf_chk(stream, flag, format, args);
   va_end(args);
+  return r;
+}
+
+FIRSTASSERT_INTERPOSE int fputc(int c, FILE* stream) { return put_one(real_fputc, "fputc", c, stream); }
+
+FIRSTASSERT_INTERPOSE int putc(int c, FILE* stream) { return put_one(real_putc, "putc", c, stream); }
+
+FIRSTASSERT_INTERPOSE int fputc_unlocked(int c, FILE* stream) {
+  return put_one(real_fputc_unlocked, "fputc_unlocked", c, stream);
+}
+
+FIRSTASSERT_INTERPOSE int putc_unlocked(int c, FILE* stream) {
+  return put_one(real_putc_unlocked, "putc_unlocked", c, stream);
+}
+
+FIRSTASSERT_INTERPOSE size_t fwrite_unlocked(const void* ptr, size_t size, size_t nmemb, FILE* stream) {
+  size_t written = resolved(real_fwrite_unlocked, "fwrite_unlocked")(ptr, size, nmemb, stream);
+  if (written > 0 && tapping(stream)) feed(ptr, written * size);
+  return written;
+}
+
+FIRSTASSERT_INTERPOSE int fputs_unlocked(const char* s, FILE* stream) {
+  int r = resolved(real_fputs_unlocked, "fputs_unlocked")(s, stream);
+  if (r >= 0 && tapping(stream)) feed(s, strlen(s));
   return r;
 }

@@ -72,6 +72,19 @@ TEST_P(Pinpoint, DeviceMessageIsParsedAndAttachedWithItsHint) {
       << o.run.err;
 }
 
+// Lines another library wrote before, their newlines written apart (std::endl: putc), stay lines of their own: an
+// assertion line among them is parsed from its own start, not glued to the log line before it.
+TEST_P(Pinpoint, LinesEndedByStdEndlAreNotGluedTogether) {
+  e2e::TempDir dir;
+  Outcome o = run_job(dir, "logged-in-flight");
+  ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+  const json& messages = o.report["device_messages"];
+  ASSERT_EQ(messages.size(), 2u) << messages.dump(1);
+  EXPECT_EQ(messages[0]["file"], "/pytorch/aten/src/ATen/native/cuda/Loss.cu");
+  EXPECT_EQ(messages[0]["thread"], json::array({7, 0, 0}));
+  EXPECT_EQ(messages[1]["file"], "../aten/src/ATen/native/cuda/Loss.cu");
+}
+
 // cudaGetDevice is not followed (docs/architecture.md, "Which calls are followed"): the program learns of the fault
 // there first, and the next followed call, cudaGetLastError, reports it. Nothing is lost: the culprit is exact.
 TEST_P(Pinpoint, AnErrorAnUnfollowedCallReturnsFirstIsReportedByTheNextFollowedOne) {
