@@ -196,90 +196,16 @@ ensure_notebook_kernels() {
   notebook_kernel_dirs=$(IFS=,; printf '%s' "${dirs[*]}")
 }
 
-# Real PyTorch for scripts/simtorch and the torch suite: the PyPI CUDA wheel, pinned, in a venv at $tools_dir/torch.
-# Installed without its nvidia-* dependencies: the simulator's libraries stand in for them (tests/sim), and the
-# wheel's libraries find them through LD_LIBRARY_PATH because the directories of their RPATH do not exist. Triton,
-# torch 2.15's pin (triton~=3.9.0 on Linux), comes with it for torch.compile: it compiles its kernels here (its own
-# ptxas, no GPU needed) and the simulator runs them from the IR it keeps beside each cubin (tests/sim/triton); its
-# wheel is 286 MB and unpacks to 1 GB. The rest of torch's dependencies are pure Python.
-torch_pins="torch==2.15.0 triton==3.9.0"
-torch_python_pins="filelock==4.3.2 fsspec==2026.9.0 jinja2==3.1.6 markupsafe==3.0.4 mpmath==1.3.0 networkx==3.6.1 \
-numpy==2.4.6 sympy==1.14.0 typing-extensions==4.16.0"
-# A Jupyter kernel in the same venv, for the torch suite's notebook (with their dependencies, resolved by pip).
-torch_notebook_pins="ipykernel==7.4.0 $notebook_common_pins"
-torch_dir="$tools_dir/torch"
-torch_disk_mib=3600  # the 539 MB and 286 MB wheels, pip's copies of them, and the 2.4 GB they unpack to
-install_torch=false  # scripts/test and scripts/simtorch set it
-torch_suite=true  # false: the build's torch suite is told there is no venv (scripts/test under sanitizers)
-
-# The venv holds exactly these pins (a venv whose pins changed is made anew).
-torch_all_pins="$torch_pins $torch_python_pins $torch_notebook_pins"
-torch_installed() { [ "$(cat "$torch_dir/firstassert-pins" 2>/dev/null)" = "$torch_all_pins" ]; }
-
-# Triton builds its launcher and driver utilities with gcc against Python.h at a job's first compiled kernel
-# (triton/runtime/build.py): the venv's Python needs its headers (Debian: python3-dev).
-ensure_python_headers() {
-  local include
-  include=$("$torch_dir/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null) || return 0
-  [ -f "$include/Python.h" ] && return 0
-  case $include in
-    /usr/include/*) apt_install python3-dev ;;
-    *) say "no Python.h in $include: Triton cannot build its launcher there (hand-written Triton kernels fail)" ;;
-  esac
-}
-
-ensure_torch() {
-  local free_mib
-  if torch_installed; then
-    ensure_python_headers
-    return 0
-  fi
-  $install_torch || return 1
-  mkdir -p "$tools_dir"
-  free_mib=$(df -Pm "$tools_dir" | awk 'NR == 2 {print $4}')
-  if [ -n "$free_mib" ] && [ "$free_mib" -lt "$torch_disk_mib" ]; then
-    say "PyTorch needs about $torch_disk_mib MiB under $tools_dir and $free_mib MiB are free: not installed" \
-      "(the torch suite and scripts/simtorch need it)"
-    return 1
-  fi
-  say "installing PyTorch and Triton ($torch_pins from PyPI: an 825 MB download, 2.4 GB installed, about a" \
-    "minute on a fast link) into $torch_dir, for scripts/simtorch and the torch suite"
-  rm -rf "$torch_dir"
-  if ! python3 -m venv "$torch_dir" >/dev/null 2>&1; then
-    rm -rf "$torch_dir"
-    apt_install python3-venv
-    run_step "python3 -m venv" python3 -m venv "$torch_dir"
-  fi
-  if ! python3 "$repo_root/scripts/lib/progress.py" "pip install $torch_pins (no nvidia-* packages)" -- \
-    "$torch_dir/bin/pip" install --disable-pip-version-check --no-deps $torch_pins $torch_python_pins; then
-    say "PyTorch could not be installed from PyPI (is https://pypi.org reachable? the output above says why)"
-    rm -rf "$torch_dir"
-    return 1
-  fi
-  # shellcheck disable=SC2086  # the pins are words
-  if ! python3 "$repo_root/scripts/lib/progress.py" "pip install ipykernel and nbclient" -- \
-    "$torch_dir/bin/pip" install --disable-pip-version-check $torch_notebook_pins; then
-    say "ipykernel and nbclient could not be installed from PyPI (the output above says why)"
-    rm -rf "$torch_dir"
-    return 1
-  fi
-  printf '%s\n' "$torch_all_pins" >"$torch_dir/firstassert-pins"
-  ensure_python_headers
-}
-
-# -Dtorch-venv: the venv when it is installed (scripts/test and scripts/simtorch install it; others use it if there).
-torch_venv_option() {
-  if $torch_suite && torch_installed; then
-    printf '%s' "$torch_dir"
-  fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/torch_setup.sh"
 
 setup_and_build() {
   ensure_packages
   ensure_meson
   ensure_cuda_headers
   ensure_notebook_kernels
+  ensure_cuda12_headers
   if $install_torch && ! ensure_torch; then exit 2; fi
+  if $install_torch_matrix; then ensure_torch_matrix; fi
   configure_and_build -Dtests=true -Dtested-binaries="$tested_binaries" -Dnotebook-kernels="$notebook_kernel_dirs" \
-    -Dtorch-venv="$(torch_venv_option)"
+    -Dtorch-venv="$(torch_venv_option)" -Dtorch-matrix="$(torch_matrix_option)" -Dcuda12-root="$(cuda12_root_option)"
 }

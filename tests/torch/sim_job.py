@@ -4,16 +4,43 @@ import json
 import os
 import pathlib
 import subprocess
+import sys
 import tempfile
 
 JOBS = pathlib.Path(__file__).resolve().parent / "jobs"
+CUBIN_FACTS = pathlib.Path(__file__).resolve().parent.parent / "sim" / "aten" / "cubin_facts.py"
+
+
+def wheel_assert_sites(torch_python, parts):
+    """What the wheel's own device code says about its asserts (cubin_facts.py over its libtorch_cuda.so): {mangled
+    kernel name: [(line, {the strings its __assertfail call loads: condition, file, function})]} for the kernels whose
+    names contain one of parts. Tens of seconds for an LZ4-compressed wheel (torch 2.4, 2.8)."""
+    library = next(pathlib.Path(torch_python).parent.parent.glob(
+        "lib/python*/site-packages/torch/lib/libtorch_cuda.so"))
+    out = subprocess.run([sys.executable, str(CUBIN_FACTS), str(library), *parts], capture_output=True, text=True,
+                         timeout=1200, check=True).stdout
+    sites, kernel = {}, None
+    for line in out.splitlines():
+        if not line.startswith(" "):
+            kernel = line.strip()
+            sites.setdefault(kernel, [])
+        elif line.startswith("  assert line ") and kernel is not None:
+            number, strings = line[len("  assert line "):].split(": ", 1)
+            sites[kernel].append((int(number), set(strings.split(" | "))))
+    return sites
+
+
+def library_path(sim_dir):
+    """The simulator's libraries and stand-ins of both CUDA generations: a job's libraries ask for libcudart.so.13 or
+    .12 (and their stand-ins' sonames) and so find their own generation, as scripts/simtorch gives them."""
+    return ":".join(f"{sim_dir}/{d}" if d else str(sim_dir) for d in ("", "standins", "cuda12", "standins/cuda12"))
 
 
 def simulated_gpu_env(sim_dir, package_root, device_code=True, extra=None):
     """The job's environment: none of firstassert's settings from outside, no preloaded library; the simulator's
     libraries and stand-ins first; ATen's device code unless device_code is False (then no kernel asserts)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("FIRSTASSERT_") and k != "LD_PRELOAD"}
-    env["LD_LIBRARY_PATH"] = f"{sim_dir}:{sim_dir}/standins"
+    env["LD_LIBRARY_PATH"] = library_path(sim_dir)
     env.pop("SIMCUDA_DEVICE_CODE", None)
     if device_code:
         env["SIMCUDA_DEVICE_CODE"] = f"{sim_dir}/aten/libsimaten.so"

@@ -1,4 +1,5 @@
 #include "aten_device.h"
+#include "wheel_facts.h"
 
 #include <cxxabi.h>
 
@@ -531,7 +532,8 @@ void FailedThreads::report() const {
            static_cast<unsigned>(block / grid_.x / grid_.y)};
     dim3 t{static_cast<unsigned>(thread % block_.x), static_cast<unsigned>(thread / block_.x % block_.y),
            static_cast<unsigned>(thread / block_.x / block_.y)};
-    simcuda_device_assert(site->file, site->line, site->function, site->condition, b, t);
+    PrintedSite printed = printed_site(*site);  // as the running wheel's device code prints it
+    simcuda_device_assert(printed.file.c_str(), printed.line, site->function, printed.condition, b, t);
   }
 }
 

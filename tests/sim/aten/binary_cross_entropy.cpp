@@ -7,7 +7,7 @@
 //
 // The asserts, as torch 2.15's cubins pass them to __assertfail (cubin_facts.py ... 29binary_cross_entropy_out_cuda):
 // Loss.cu line 89 `input_val >= zero && input_val <= one` and line 90 `target_val >= zero && target_val <= one`,
-// function "operator()". A NaN fails them (the comparisons are false).
+// function "operator()" (2.8's and 2.4's lines: wheel_facts.cpp). A NaN fails them (the comparisons are false).
 //
 // gpu_kernel launches the lambda as one of these (cuda_loops.h says which thread computes which element):
 //   vectorized_elementwise_kernel<vec_size, lambda, std::array<char*, 3>, false>(int N, lambda f, array data)
@@ -155,24 +155,29 @@ void bce_forward(void** args, dim3 grid, dim3 block) {
   });
 }
 
-// The mangled names of torch 2.15's instances (its libtorch_cuda.so's cubins), per scalar_t: the dispatch lambda's
-// number (AT_DISPATCH_FLOATING_TYPES_AND2's lambdas #1 double, #2 float, #3 Half, #4 BFloat16: "UlvE_", "UlvE0_"...)
-// and the lambda's parameter types, whose substitution index differs between the kernels' names.
+// The mangled names of the instances, per scalar_t: the dispatch lambda's number (AT_DISPATCH_FLOATING_TYPES_AND2's
+// lambdas #1 double, #2 float, #3 Half, #4 BFloat16: "UlvE_", "UlvE0_"...) and the lambda's parameter types, whose
+// substitution index differs between the kernels' names. As the wheels' cubins name them: torch 2.15's
+// vectorized_elementwise_kernel has a fourth template argument (bool, false here) that 2.8's lacks; 2.4's passes
+// at::detail::Array<char*, 3> where the later ones pass std::array<char*, 3>, which moves the unrolled kernel's
+// substitutions, and has no vec_size 8. The parameters are the same in the three (the cubins' tables).
 struct TypeNames {
   Floating type;
   const char* dispatch;      // "" (lambda #1), "0", "1", "2"
   const char* params;        // in vectorized/unrolled names
   const char* params_nocast; // in elementwise_kernel names
-  const char* calc_sub;      // unrolled: substitution for TrivialOffsetCalculator
-  const char* memory_sub;    // unrolled: substitution for at::native::memory
+  const char* calc_sub;      // unrolled: substitution for TrivialOffsetCalculator (2.8, 2.15)
+  const char* memory_sub;    // unrolled: substitution for at::native::memory (2.8, 2.15)
+  const char* calc_sub_2_4;  // the same in 2.4's names
+  const char* memory_sub_2_4;
   int vt;                    // elementwise_kernel's unroll_factor: sizeof(scalar_t) >= 4 ? 2 : 4
 };
 
 constexpr TypeNames kTypes[] = {
-    {Floating::Double, "", "dd", "dd", "SG_", "NSJ_", 2},
-    {Floating::Float, "0", "ff", "ff", "SG_", "NSJ_", 2},
-    {Floating::Half, "1", "N3c104HalfESD_", "N3c104HalfESE_", "SI_", "NSL_", 4},
-    {Floating::BFloat16, "2", "N3c108BFloat16ESD_", "N3c108BFloat16ESE_", "SI_", "NSL_", 4},
+    {Floating::Double, "", "dd", "dd", "SG_", "NSJ_", "SH_", "NSK_", 2},
+    {Floating::Float, "0", "ff", "ff", "SG_", "NSJ_", "SH_", "NSK_", 2},
+    {Floating::Half, "1", "N3c104HalfESD_", "N3c104HalfESE_", "SI_", "NSL_", "SJ_", "NSM_", 4},
+    {Floating::BFloat16, "2", "N3c108BFloat16ESD_", "N3c108BFloat16ESE_", "SI_", "NSL_", "SJ_", "NSM_", 4},
 };
 
 const bool registered = [] {
@@ -180,15 +185,22 @@ const bool registered = [] {
       "ZZZNS0_29binary_cross_entropy_out_cudaERKNS_6TensorES4_RKSt8optionalIS2_ElRS2_ENKUlvE_clEvENKUlvE";
   const std::string nocast_scope =
       "ZZZNS0_29binary_cross_entropy_out_cudaERKNS_6TensorES5_RKSt8optionalIS3_ElRS3_ENKUlvE_clEvENKUlvE";
+  const std::string std_array = "St5arrayIPcLm3EE";
+  const std::string detail_array = "NS_6detail5ArrayIPcLi3EEE";
   for (const TypeNames& t : kTypes) {
     std::string lambda = lambda_scope + t.dispatch + "_clEvEUl" + t.params + "E_";
-    for (int vec : {2, 4, 8})
-      instances()["_ZN2at6native29vectorized_elementwise_kernelILi" + std::to_string(vec) + "E" + lambda +
-                  "St5arrayIPcLm3EELb0EEEviT0_T1_"] = {t.type, Launch::Vectorized, vec};
-    instances()["_ZN2at6native27unrolled_elementwise_kernelI" + lambda +
-                "St5arrayIPcLm3EELi4E23TrivialOffsetCalculatorILi2EjE" + t.calc_sub +
-                "ILi1EjENS0_6memory15LoadWithoutCastE" + t.memory_sub + "16StoreWithoutCastEEEviT_T0_T2_T3_T4_T5_"] = {
-        t.type, Launch::Unrolled, 0};
+    for (int vec : {2, 4, 8}) {
+      std::string head = "_ZN2at6native29vectorized_elementwise_kernelILi" + std::to_string(vec) + "E" + lambda;
+      instances()[head + std_array + "Lb0EEEviT0_T1_"] = {t.type, Launch::Vectorized, vec};  // 2.15
+      instances()[head + std_array + "EEviT0_T1_"] = {t.type, Launch::Vectorized, vec};      // 2.8
+      if (vec != 8) instances()[head + detail_array + "EEviT0_T1_"] = {t.type, Launch::Vectorized, vec};  // 2.4
+    }
+    instances()["_ZN2at6native27unrolled_elementwise_kernelI" + lambda + std_array +
+                "Li4E23TrivialOffsetCalculatorILi2EjE" + t.calc_sub + "ILi1EjENS0_6memory15LoadWithoutCastE" +
+                t.memory_sub + "16StoreWithoutCastEEEviT_T0_T2_T3_T4_T5_"] = {t.type, Launch::Unrolled, 0};
+    instances()["_ZN2at6native27unrolled_elementwise_kernelI" + lambda + detail_array +
+                "23TrivialOffsetCalculatorILi2EjE" + t.calc_sub_2_4 + "ILi1EjENS0_6memory15LoadWithoutCastE" +
+                t.memory_sub_2_4 + "16StoreWithoutCastEEEviT_T0_T1_T2_T3_T4_"] = {t.type, Launch::Unrolled, 0};
     instances()["_ZN2at6native18elementwise_kernelILi128ELi" + std::to_string(t.vt) +
                 "EZNS0_22gpu_kernel_impl_nocastI" + nocast_scope + t.dispatch + "_clEvEUl" + t.params_nocast +
                 "E_EEvRNS_18TensorIteratorBaseERKT_EUliE_EEviT1_"] = {t.type, Launch::Elementwise, t.vt};

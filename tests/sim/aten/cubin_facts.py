@@ -6,10 +6,11 @@ usage: cubin_facts.py LIBTORCH_CUDA_SO NAME_PART [NAME_PART...] [--sm 90]
 For every kernel of the sm_XX cubins in LIBTORCH_CUDA_SO's .nv_fatbin whose mangled name contains a NAME_PART:
   - its parameters as the cubin's .nv.info EIATTR_KPARAM_INFO gives them (ordinal, offset, size), and
   - its __assertfail calls: the line (the immediate moved into R8 before the call, IMAD.MOV.U32 or MOV) and the
-    strings of the constant bank 4 slots it loads just before (message, __FILE__, __func__; a nearby slot may show up
-    too).
+    strings it loads just before (message, __FILE__, __func__; a nearby one may show up too): from constant bank 4
+    slots, or (older nvcc) from addresses relocated into the instructions.
 Reading SASS this way is specific to sm_90's encoding; the strings and parameter tables are architecture-neutral.
-Compressed fatbin entries (flag 0x8000, zstd; CUDA 12.8+) are decompressed with the zstd command.
+Compressed fatbin entries are decompressed: zstd (flag 0x8000; CUDA 12.8+'s nvcc) with the zstd command, LZ4 (flag 0x2000;
+the older default, torch 2.4-2.8) here, as an LZ4 block (the format's own spec: lz4/doc/lz4_Block_format.md).
 
 e.g. cubin_facts.py .../torch/lib/libtorch_cuda.so nll_loss_forward_reduce_cuda_kernel_2dIfflE
 """
@@ -57,10 +58,46 @@ def cubins(library, sm):
                 if flags & 0x8000:
                     payload = subprocess.run(["zstd", "-dc"], input=payload, capture_output=True, check=True).stdout
                 elif flags & 0x2000:
-                    sys.exit("an LZ4-compressed fatbin entry: not supported here")
+                    payload = lz4_block(payload)
                 yield payload
             entry += entry_header + padded
         pos = end
+
+
+def lz4_block(data):
+    """An LZ4 block decompressed: sequences of a token (literal length, match length - 4), the literals, and a
+    2-byte offset back into the output to copy the match from; the last sequence is literals only."""
+    out = bytearray()
+    i = 0
+    while i < len(data):
+        token = data[i]
+        i += 1
+        length = token >> 4
+        if length == 15:
+            while True:
+                extra = data[i]
+                i += 1
+                length += extra
+                if extra != 255:
+                    break
+        out += data[i:i + length]
+        i += length
+        if i >= len(data):
+            break
+        offset = data[i] | data[i + 1] << 8
+        i += 2
+        length = (token & 15) + 4
+        if token & 15 == 15:
+            while True:
+                extra = data[i]
+                i += 1
+                length += extra
+                if extra != 255:
+                    break
+        start = len(out) - offset
+        for k in range(length):  # byte by byte: a match may overlap what it writes
+            out.append(out[start + k])
+    return bytes(out)
 
 
 def kernel_facts(cubin, parts):
@@ -108,6 +145,17 @@ def kernel_facts(cubin, parts):
                     _index, ordinal, offset, size = struct.unpack_from("<IHHI", body, 0)
                     params.append((ordinal, offset, size))
         code = cubin[s["off"]:s["off"] + s["size"]]
+        # Older nvcc (torch 2.4's CUDA 12.1) puts the strings' addresses into the instructions themselves: relocations
+        # of the kernel's text (its .rela.text section) against .nv.global.init, instead of constant bank 4 slots.
+        text_strings = {}
+        text_rela = by_name.get(".rela.text." + kernel)
+        if init is not None and text_rela is not None:
+            r = table[text_rela]
+            for j in range(r["size"] // 24):
+                off, info, addend = struct.unpack_from("<QQq", cubin, r["off"] + j * 24)
+                _name, shndx, value = symbols[info >> 32]
+                if shndx == init:
+                    text_strings[off - off % 16] = cstring(cubin, table[init]["off"] + value + addend)
         asserts = []
         for k in range(0, len(code), 16):
             word, = struct.unpack_from("<Q", code, k)
@@ -118,10 +166,12 @@ def kernel_facts(cubin, parts):
             strings = []
             for b in range(max(0, k - 16 * 24), k, 16):
                 w, = struct.unpack_from("<Q", code, b)
+                text = None
                 if (w & 0xFFF) in (0xAB9, 0xB82, 0xA02) and ((w >> 54) & 0x1F) == 4:
                     text = slots.get((w >> 38) & 0xFFFF)
-                    if text is not None and text not in strings:
-                        strings.append(text)
+                text = text or text_strings.get(b)
+                if text is not None and text not in strings:
+                    strings.append(text)
             if strings:
                 asserts.append((line, strings))
         yield kernel, sorted(params), asserts

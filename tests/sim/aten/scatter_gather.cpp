@@ -108,15 +108,19 @@ std::optional<Closure> closure_of(const std::vector<std::string>& template_args)
   c.vt = static_cast<int>(*vt);
   std::string_view lambda = template_args[2];
   if (!lambda.ends_with("::{lambda(int)#1}")) return std::nullopt;
+  // torch 2.4's structs have no index_t: its gather and scatter take int64 indices only (the same closure sizes in
+  // its cubins: 664, 560 and 576 bytes).
   std::vector<std::string> outer;
-  if (auto gs = template_args_of(lambda, "_cuda_scatter_gather_internal_kernel"); gs && gs->size() == 3) {
+  if (auto gs = template_args_of(lambda, "_cuda_scatter_gather_internal_kernel");
+      gs && (gs->size() == 3 || gs->size() == 2)) {
     c.variant = Variant::GatherScatter;
     if ((*gs)[0] != "true" && (*gs)[0] != "false") return std::nullopt;
     c.is_scatter_like = (*gs)[0] == "true";
-    outer = {(*gs)[1], (*gs)[2]};
-  } else if (auto fill = template_args_of(lambda, "_cuda_scatter_fill_internal_kernel"); fill && fill->size() == 2) {
+    outer = {(*gs)[1], gs->size() == 3 ? (*gs)[2] : "long"};
+  } else if (auto fill = template_args_of(lambda, "_cuda_scatter_fill_internal_kernel");
+             fill && (fill->size() == 2 || fill->size() == 1)) {
     c.variant = Variant::Fill;
-    outer = *fill;
+    outer = {(*fill)[0], fill->size() == 2 ? (*fill)[1] : "long"};
   } else {
     return std::nullopt;
   }
