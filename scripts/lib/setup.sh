@@ -27,8 +27,9 @@ cuda_root=${FIRSTASSERT_CUDA_ROOT:-/usr/local/cuda}
 meson_choice=${FIRSTASSERT_MESON:-auto}
 tested_binaries=""  # -Dtested-binaries: the shim and command the suites run, when not this build's (scripts/test --wheel)
 
+# zstd: the torch suites read the wheels' compressed device code (tests/sim/aten/cubin_facts.py).
 required_packages=(
-  g++ binutils ninja-build pkg-config python3
+  g++ binutils ninja-build pkg-config python3 zstd
   libunwind-dev libboost-stacktrace-dev libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev
 )
 

@@ -60,13 +60,23 @@ def wheel_sites():
     return _wheel_sites
 
 
+def device_printed(run):
+    """Whether the device printed an assertion line on the job's stderr."""
+    return re.search(r"Assertion `.*` failed", run.stderr) is not None
+
+
 class TorchJobs(unittest.TestCase):
     def assert_device_line_is_the_wheels(self, culprit, detail):
         """The assertion line the device printed for the culprit is one the wheel's own device code holds for that
-        kernel: its file, line, function and condition, as the wheel's cubins pass them to __assertfail."""
+        kernel: its file, line, function and condition, as the wheel's cubins pass them to __assertfail. Where the
+        kernel's own code holds no call cubin_facts.py can read (the assert sits in a device function it calls), the
+        sites of its family's other instances stand in."""
         message = culprit["device_message"]
-        sites = wheel_sites().get(culprit["mangled"])
-        self.assertIsNotNone(sites, f"{culprit['mangled']} is not a kernel of the wheel's cubins\n{detail}")
+        self.assertIn(culprit["mangled"], wheel_sites(), f"not a kernel of the wheel's cubins\n{detail}")
+        sites = wheel_sites()[culprit["mangled"]]
+        if not sites:
+            family = next(part for part in ASSERTING_KERNELS if part in culprit["mangled"])
+            sites = [site for name, found in wheel_sites().items() if family in name for site in found]
         printed = (message["line"], message["file"], message["function"], message["condition"])
         self.assertTrue(any(line == printed[0] and set(printed[1:]) <= strings for line, strings in sites),
                         f"{printed} is not among the wheel's {sorted((l, sorted(s)) for l, s in sites)}")
@@ -84,6 +94,10 @@ class TorchJobs(unittest.TestCase):
             self.assertEqual(len(named), 1, detail)
             kernel, condition = named[0], kernel[named[0]]
         self.assertIn(kernel, culprit["kernel"], detail)
+        if not device_printed(run):
+            # The device prints its lines at a synchronization; torch 2.4 and 2.8 may end the job first (std::terminate
+            # from a destructor once a cudaGetLastError saw the error): no line, so none can be attached.
+            condition = None
         self.assertIn(report["decision"]["confidence"], confidences, detail)
         if condition is None:
             self.assertIsNone(culprit["device_message"], detail)
@@ -153,8 +167,19 @@ class TorchJobs(unittest.TestCase):
         # The side stream's matmuls were still queued when the embedding's gather asserted (the fault drops them),
         # so two launches could have failed; the assertion line's block and thread fit only the gather. Which gather
         # kernel index_select runs for these rows is the version's choice (2.15: the scatter-gather one; 2.8: the
-        # vectorized gather; 2.4: indexSelectLargeIndex).
-        report = self.assert_culprit(run, "token_model_side_stream.py", EMBEDDING_LOOKUP, None, {"likely"})
+        # vectorized gather; 2.4: indexSelectLargeIndex). The device prints its lines at a synchronization; where
+        # torch ends the job first (2.8 aborts from a device guard's destructor when a cudaGetLastError has seen the
+        # error), there is no line to tell the two apart, and both are named, neither claimed.
+        if device_printed(run):
+            report = self.assert_culprit(run, "token_model_side_stream.py", EMBEDDING_LOOKUP, None, {"likely"})
+        else:
+            report = run.report()
+            self.assertEqual(report["decision"]["confidence"], "window", json.dumps(report["decision"]))
+            line = ("token_model_side_stream.py", marked_line("token_model_side_stream.py"))
+            lookups = [c for c in report["candidates"] if any(k in c["kernel"] for k in EMBEDDING_LOOKUP)
+                       and line in [(pathlib.Path(f["file"]).name, f["line"]) for f in c["python_stack"]]]
+            self.assertEqual(len(lookups), 1, json.dumps(report["candidates"])[:4000])
+            self.assertIn("token_model_side_stream.py:%d" % line[1], run.stderr)
         self.assertGreaterEqual(report["decision"]["candidates"], 2)
 
     def test_gather_with_an_index_past_the_dimension(self):
@@ -174,7 +199,8 @@ class TorchJobs(unittest.TestCase):
         # Pixel (19, 18) is element 1234: block 1 (elements 1024..2047, a full block: vectorized loads), its element
         # 210, in the 4-float vector 52 that thread 52 loads. (The line is the wheel's: assert_culprit checks it.)
         message = report["culprit"]["device_message"]
-        self.assertEqual((message["block"], message["thread"]), ([1, 0, 0], [52, 0, 0]))
+        if device_printed(run):
+            self.assertEqual((message["block"], message["thread"]), ([1, 0, 0], [52, 0, 0]))
 
     def test_multinomial_with_replacement_and_a_negative_weight(self):
         run = Run("multinomial_negative_weight.py")
@@ -183,7 +209,8 @@ class TorchJobs(unittest.TestCase):
         # renormRows: grid min(8 rows, 4 * SMs), 64 threads (50 columns in warps); row 3 in block 3, column 17 in
         # thread 17. (The line is the wheel's: assert_culprit checks it.)
         message = report["culprit"]["device_message"]
-        self.assertEqual((message["block"], message["thread"]), ([3, 0, 0], [17, 0, 0]))
+        if device_printed(run):
+            self.assertEqual((message["block"], message["thread"]), ([3, 0, 0], [17, 0, 0]))
 
     def test_every_bce_forward_kernel_the_wheel_can_launch_is_one_libsimaten_models(self):
         # binary_cross_entropy.cpp builds its exact kernel names from parts, for each wheel it runs. The wheel's own:

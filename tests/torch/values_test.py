@@ -35,9 +35,14 @@ if JOB is None:
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
+import sim_job  # noqa: E402
 from value_cases import CASES, W, X, ids, labels, on  # noqa: E402
 
 HERE = os.path.abspath(__file__)
+TORCH_VERSION = tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
+# What torch's multinomial says when its host-side input checks fail (aten/src/ATen/native/Distributions.cpp).
+TORCH_MULTINOMIAL_HOST_CHECKS = ("probability tensor contains either `inf`, `nan` or element < 0",
+                                 "invalid multinomial distribution (sum of probabilities <= 0)")
 
 
 def error_of(call, device):
@@ -69,9 +74,11 @@ def job():
     out = {"user_sitecustomize": os.environ.get("VALUES_TEST_USER_SITECUSTOMIZE"), "cases": []}
     out.update(check_mode_installed())
     for case in CASES:
+        good_first = error_of(case.good, "cuda")
         cuda = error_of(case.bad, "cuda")
         good = error_of(case.good, "cuda")
-        out["cases"].append({"name": case.name, "cuda": cuda, "good": good, "cpu": error_of(case.bad, "cpu")})
+        out["cases"].append({"name": case.name, "cuda": cuda, "good": good, "good_first": good_first,
+                             "cpu": error_of(case.bad, "cpu")})
     # An op captured into a CUDA graph is not checked (a check would synchronize during capture): capture and replay
     # work, and a bad value in it is left to the device (here a good one).
     source, index = on("cuda", X, labels(64, 10).view(32, 2))
@@ -155,7 +162,7 @@ class ChecksOnCpuTensors(unittest.TestCase):
                         self.assertIsInstance(ours, case.cpu)
                         self.assert_names_the_value(case, cpu["text"], str(ours))
                     detail = str(ours).splitlines()[1]
-                    self.assertIn(case.expect, detail)
+                    self.assertTrue(case.named_in(detail), detail)
                     self.assertRegex(detail, r"; \d+ of \d+ ")
                     self.assertIn("dtype torch.", detail)
                     self.assertEqual(ours.torch_words, str(ours).splitlines()[0])
@@ -230,8 +237,14 @@ class ChecksOnCpuTensors(unittest.TestCase):
         finally:
             intercept.uninstall(installed)
         torch._dynamo.reset()
-        self.assertEqual(len(graphs), 1, "one graph, no fallback to eager and no graph break")
         self.assertTrue(torch.allclose(result, bare))
+        if TORCH_VERSION == (2, 8):
+            # torch 2.8's Dynamo does not trace while check mode's torch-function and dispatch modes are on: the
+            # compiled function runs eagerly (checked, and right), not as a graph (README, Supported). 2.4's and
+            # 2.15's do.
+            self.assertEqual(len(graphs), 0, "2.8's Dynamo traced under the modes: the README is wrong")
+        else:
+            self.assertEqual(len(graphs), 1, "one graph, no fallback to eager and no graph break")
 
     def test_a_check_that_breaks_lets_the_op_run_and_says_so_once(self):
         from firstassert.values import nll_loss
@@ -286,7 +299,7 @@ class Switching(unittest.TestCase):
 def simulated_gpu_env(extra=None):
     env = {k: v for k, v in os.environ.items() if not k.startswith("FIRSTASSERT_") and k not in ("LD_PRELOAD",
                                                                                                    "PYTHONPATH")}
-    env["LD_LIBRARY_PATH"] = f"{SIM_DIR}:{SIM_DIR}/standins"
+    env["LD_LIBRARY_PATH"] = sim_job.library_path(SIM_DIR)
     env["SIMCUDA_DEVICE_CODE"] = f"{SIM_DIR}/aten/libsimaten.so"
     env.update(extra or {})
     return env
@@ -322,12 +335,20 @@ class OnTheSimulatedGpu(unittest.TestCase):
                     if seen["cpu"] is not None:
                         self.assertIn(expected, seen["cpu"]["classes"])
                         assert_names_the_value(self, case, seen["cpu"]["text"], cuda["text"])
-                    self.assertIn(case.expect, cuda["text"])
+                    self.assertTrue(case.named_in(cuda["text"]), cuda["text"])
                     self.assertIn(list(user_line(case.bad)), [list(f) for f in cuda["frames"]],
                                   "the traceback holds the job's own line")
                     self.assertIn("(called at %s:%d)" % (case.bad.__code__.co_filename, case.bad.__code__.co_firstlineno),
                                   cuda["text"])
-                    self.assertIsNone(seen["good"], "a good op of the same family runs after it")
+                    # A good op of the same family runs, before it and after it. With torch 2.4 on the simulator
+                    # multinomial's may not: it checks its input on the host with device reductions (max, min, sum)
+                    # whose results the simulator does not compute (whatever memory held); then torch's own check
+                    # raises, not ours.
+                    for good in (seen["good_first"], seen["good"]):
+                        if good is not None and TORCH_VERSION < (2, 8) and good["text"] in TORCH_MULTINOMIAL_HOST_CHECKS:
+                            self.assertNotIn("ValuesError", good["classes"])
+                        else:
+                            self.assertIsNone(good, "a good op of the same family runs before and after it")
             self.assertTrue(out["graph"], "an op captured into a CUDA graph is left alone, and replays")
             self.assertTrue(out["synchronized"])
             self.assertNotIn("device-side assert", stderr)
@@ -425,6 +446,15 @@ def shown_text(cell):
     return "".join(o.get("text", "") + (o.get("data") or {}).get("text/plain", "") for o in cell.outputs)
 
 
+def has_module(name):
+    import importlib.util
+    return importlib.util.find_spec(name) is not None
+
+
+# The newest's venv holds a Jupyter kernel (the set-up's torch_notebook_pins); the older versions' venvs of the
+# torch-matrix suite do not, and say so.
+@unittest.skipUnless(has_module("jupyter_client") and has_module("nbclient"),
+                     "no Jupyter kernel in this torch venv (the torch-matrix venvs hold none)")
 class InANotebook(unittest.TestCase):
     def test_a_bad_label_fails_its_cell_with_the_value_and_the_next_cell_still_has_cuda(self):
         cells, detail = run_notebook([
