@@ -249,6 +249,26 @@ TEST(CliRun, BadUsage) {
   EXPECT_NE(no_lib.err.find("libfirstassert.so not found"), std::string::npos) << no_lib.err;
 }
 
+// ---- --version ----------------------------------------------------------------------------------------------------
+
+// The PyTorch the python3 on PATH imports (here one on PYTHONPATH, as a venv's would be), read from its version.py.
+TEST(CliVersion, SaysItsVersionTheCudaItWasBuiltAgainstAndThePyTorchHere) {
+  e2e::TempDir dir;
+  fs::create_directories(dir.path() + "/site/torch");
+  write(dir.path() + "/site/torch/__init__.py", "");
+  write(dir.path() + "/site/torch/version.py",
+        "__version__ = '2.8.0+cu128'\ndebug = False\ncuda: Optional[str] = '12.8'\n");
+  e2e::Run r = cli({"--version"}, dir.path(), {{"PYTHONPATH", dir.path() + "/site"}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "firstassert " FIRSTASSERT_VERSION_TEXT);
+  EXPECT_NE(r.out.find("built against CUDA 13."), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("PyTorch here: 2.8.0+cu128 (built with CUDA 12.8) at " + dir.path() + "/site/torch\n"),
+            std::string::npos)
+      << r.out;
+  e2e::Run none = cli({"--version"}, dir.path(), {{"PYTHONPATH", dir.path() + "/nothing"}});
+  EXPECT_NE(none.out.find("PyTorch here: none importable by python3 on PATH"), std::string::npos) << none.out;
+}
+
 // ---- show -----------------------------------------------------------------------------------------------------
 
 TEST(CliShow, AssertReportReadsAsTheGoldenText) {
@@ -424,10 +444,11 @@ TEST(CliShow, RowsAreTheRowsOfTheText) {
     EXPECT_NE(text.out.find(label + std::string(13 - label.size(), ' ') + first.substr(0, 40)), std::string::npos)
         << label << ": " << first;
   }
-  // The golden report has a culprit with a device message, a hint, both stacks, two candidates and later errors.
-  EXPECT_EQ(keys, (std::vector<std::string>{"process", "command", "first_error", "kernel", "confidence", "launch",
-                                            "launched_at", "device", "hint", "python", "native", "candidates",
-                                            "secondary", "written"}));
+  // The golden report has its environment, a culprit with a device message, a hint, both stacks, two candidates and
+  // later errors.
+  EXPECT_EQ(keys, (std::vector<std::string>{"process", "command", "environment", "first_error", "kernel",
+                                            "confidence", "launch", "launched_at", "device", "hint", "python",
+                                            "native", "candidates", "secondary", "written"}));
   e2e::Run both = cli({"show", "--rows", "--json", "assert_report.json"}, kGolden);
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_EQ(both.err, "firstassert show: --json or --rows, not both\n");

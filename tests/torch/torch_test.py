@@ -45,6 +45,18 @@ EMBEDDING_LOOKUP = {
 }
 
 
+# The hint a culprit of each kernel family gets (src/report/hints.json), whatever the version launched; the
+# binary_cross_entropy one by what was out of range.
+HINTS_BY_KERNEL = {
+    "nll_loss_forward_reduce_cuda_kernel_2d": {"class-index-out-of-range"},
+    "_scatter_gather_elementwise_kernel": {"gather-scatter-index-out-of-bounds"},
+    "vectorized_gather_kernel": {"gather-scatter-index-out-of-bounds", "index-select-out-of-range"},
+    "indexSelectLargeIndex": {"index-select-out-of-range"},
+    "binary_cross_entropy": {"bce-input-out-of-range", "bce-target-out-of-range"},
+    "renormRowsL1": {"multinomial-invalid-distribution"},
+    "sampleMultinomialOnce": {"multinomial-invalid-distribution"},
+}
+
 # The kernels the jobs plant their asserts in, by the name parts cubin_facts.py finds them with.
 ASSERTING_KERNELS = ["nll_loss_forward_reduce_cuda_kernel_2d", "_scatter_gather_elementwise_kernel",
                      "vectorized_gather_kernel", "indexSelectLargeIndex", "29binary_cross_entropy_out_cuda",
@@ -106,6 +118,12 @@ class TorchJobs(unittest.TestCase):
             self.assert_device_line_is_the_wheels(culprit, detail)
         frames = [(pathlib.Path(f["file"]).name, f["line"]) for f in culprit["python_stack"]]
         self.assertIn((job, marked_line(job)), frames, detail)
+        # The hint is the one for what the job planted (its `# the culprit` line's comment names no hint: the kernel
+        # family does), and the summary prints it.
+        self.assertIsNotNone(culprit["hint"], detail)
+        self.assertIn(culprit["hint"]["id"], HINTS_BY_KERNEL[next(k for k in HINTS_BY_KERNEL if k in culprit["kernel"])],
+                      detail)
+        self.assertIn("firstassert: hint: ", run.stderr)
         # The summary on stderr names the job's own line, not torch's.
         self.assertIn(f"{job}:{marked_line(job)} in", run.stderr)
         return report
