@@ -20,7 +20,8 @@
 //
 // index_elementwise_kernel is also the kernel of flip, index_copy, index_fill, take/put and quantized index_put, with
 // other closures: rather than a family (which would have to size every one of them), the ten instances modelled here
-// are registered by their exact names, and the others stay no-ops.
+// are registered by their exact names (2.8's are 2.15's; 2.4's lack gpu_index_kernel's bool parameter), and the
+// others stay no-ops.
 #include <string>
 #include <unordered_map>
 
@@ -118,6 +119,10 @@ const bool registered = [] {
         "EEEEEvRNS_14TensorIteratorEN3c108ArrayRefIlEESA_EUlPcPKclE_EEvRNS_18TensorIteratorBaseESA_SA_RKT_bEUliE_EEvlT1_";
     instances()[index] = {false, static_cast<size_t>(n)};
     instances()[put] = {true, static_cast<size_t>(n)};
+    // torch 2.4's gpu_index_kernel has no trailing bool parameter (its cubins: the same 1240-byte closure).
+    auto without_bool = [](std::string name) { return name.replace(name.find("RKT_bEUliE_"), 11, "RKT_EUliE_"); };
+    instances()[without_bool(index)] = {false, static_cast<size_t>(n)};
+    instances()[without_bool(put)] = {true, static_cast<size_t>(n)};
   }
   const size_t sizes[] = {sizeof(int64_t), kClosureSize};
   for (const auto& [name, instance] : instances())
