@@ -11,18 +11,19 @@ class ElfError(Exception):
     pass
 
 
-def dynamic_symbols(path):
-    """(defined, undefined): the names the object exports and the names it imports. ElfError when the file is not
-    one this can read, a truncated or odd one included."""
+def read_elf(path, reader, what):
+    """reader(path, data) over the file's bytes; ElfError when the file is not one this can read, a truncated or odd
+    one included (what: what could not be read, for the message)."""
     with open(path, "rb") as f:
         data = f.read()
     try:
-        return read_dynamic_symbols(path, data)
+        return reader(path, data)
     except (struct.error, ValueError, IndexError) as error:
-        raise ElfError(f"{path}: its dynamic symbols cannot be read ({error})") from error
+        raise ElfError(f"{path}: its {what} cannot be read ({error})") from error
 
 
-def read_dynamic_symbols(path, data):
+def section_headers(path, data):
+    """(offset, entry size, count) of the section header table of a 64-bit little-endian ELF file."""
     if data[:4] != b"\x7fELF":
         raise ElfError(f"{path} is not an ELF file")
     if data[4] != 2 or data[5] != 1:
@@ -31,6 +32,17 @@ def read_dynamic_symbols(path, data):
     entry_size, count = struct.unpack_from("<HH", data, 0x3A)
     if section_offset == 0 or count == 0:
         raise ElfError(f"{path} has no section headers")
+    return section_offset, entry_size, count
+
+
+def dynamic_symbols(path):
+    """(defined, undefined): the names the object exports and the names it imports. ElfError when the file is not
+    one this can read, a truncated or odd one included."""
+    return read_elf(path, read_dynamic_symbols, "dynamic symbols")
+
+
+def read_dynamic_symbols(path, data):
+    section_offset, entry_size, count = section_headers(path, data)
 
     def section(index):
         # sh_name, sh_type, sh_flags, sh_addr, sh_offset, sh_size, sh_link, sh_info, sh_addralign, sh_entsize
@@ -74,23 +86,11 @@ class DynamicLinkage:
 
 def dynamic_linkage(path):
     """The DynamicLinkage of the ELF object at path; ElfError when the file is not one this can read."""
-    with open(path, "rb") as f:
-        data = f.read()
-    try:
-        return read_dynamic_linkage(path, data)
-    except (struct.error, ValueError, IndexError) as error:
-        raise ElfError(f"{path}: its dynamic linkage cannot be read ({error})") from error
+    return read_elf(path, read_dynamic_linkage, "dynamic linkage")
 
 
 def read_dynamic_linkage(path, data):
-    if data[:4] != b"\x7fELF":
-        raise ElfError(f"{path} is not an ELF file")
-    if data[4] != 2 or data[5] != 1:
-        raise ElfError(f"{path} is not a 64-bit little-endian ELF file")
-    section_offset, = struct.unpack_from("<Q", data, 0x28)
-    entry_size, count = struct.unpack_from("<HH", data, 0x3A)
-    if section_offset == 0 or count == 0:
-        raise ElfError(f"{path} has no section headers")
+    section_offset, entry_size, count = section_headers(path, data)
     # index -> (sh_type, sh_offset, sh_size, sh_link, sh_info, sh_entsize)
     sections = []
     for index in range(count):

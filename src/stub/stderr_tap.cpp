@@ -39,7 +39,6 @@ using FputsFn = int (*)(const char*, FILE*);
 using VfprintfFn = int (*)(FILE*, const char*, va_list);
 using VfprintfChkFn = int (*)(FILE*, int, const char*, va_list);
 using PutcFn = int (*)(int, FILE*);
-using FwriteUnlockedFn = size_t (*)(const void*, size_t, size_t, FILE*);
 
 template <typename Fn>
 Fn next(const char* name) {
@@ -57,7 +56,7 @@ std::atomic<PutcFn> real_fputc{nullptr};
 std::atomic<PutcFn> real_putc{nullptr};
 std::atomic<PutcFn> real_fputc_unlocked{nullptr};
 std::atomic<PutcFn> real_putc_unlocked{nullptr};
-std::atomic<FwriteUnlockedFn> real_fwrite_unlocked{nullptr};
+std::atomic<FwriteFn> real_fwrite_unlocked{nullptr};
 std::atomic<FputsFn> real_fputs_unlocked{nullptr};
 
 template <typename Fn>
@@ -108,6 +107,21 @@ void feed_formatted(const char* format, va_list args) {
   if (n > 0) feed(text, static_cast<size_t>(n) < sizeof text ? static_cast<size_t>(n) : sizeof text - 1);
 }
 
+// fwrite and fwrite_unlocked: what was written, fed.
+size_t write_items(std::atomic<FwriteFn>& slot, const char* name, const void* ptr, size_t size, size_t nmemb,
+                   FILE* stream) {
+  size_t written = resolved(slot, name)(ptr, size, nmemb, stream);
+  if (written > 0 && tapping(stream)) feed(ptr, written * size);
+  return written;
+}
+
+// fputs and fputs_unlocked.
+int put_string(std::atomic<FputsFn>& slot, const char* name, const char* s, FILE* stream) {
+  int r = resolved(slot, name)(s, stream);
+  if (r >= 0 && tapping(stream)) feed(s, strlen(s));
+  return r;
+}
+
 // One character through a putc-like call: fed as written (the call returns it as an unsigned char, or EOF).
 int put_one(std::atomic<PutcFn>& slot, const char* name, int c, FILE* stream) {
   int r = resolved(slot, name)(c, stream);
@@ -148,16 +162,10 @@ FIRSTASSERT_INTERPOSE ssize_t writev(int fd, const struct iovec* iov, int iovcnt
 }
 
 FIRSTASSERT_INTERPOSE size_t fwrite(const void* ptr, size_t size, size_t nmemb, FILE* stream) {
-  size_t written = resolved(real_fwrite, "fwrite")(ptr, size, nmemb, stream);
-  if (written > 0 && tapping(stream)) feed(ptr, written * size);
-  return written;
+  return write_items(real_fwrite, "fwrite", ptr, size, nmemb, stream);
 }
 
-FIRSTASSERT_INTERPOSE int fputs(const char* s, FILE* stream) {
-  int r = resolved(real_fputs, "fputs")(s, stream);
-  if (r >= 0 && tapping(stream)) feed(s, strlen(s));
-  return r;
-}
+FIRSTASSERT_INTERPOSE int fputs(const char* s, FILE* stream) { return put_string(real_fputs, "fputs", s, stream); }
 
 FIRSTASSERT_INTERPOSE int vfprintf(FILE* stream, const char* format, va_list args) {
   va_list copy;
@@ -206,13 +214,9 @@ FIRSTASSERT_INTERPOSE int putc_unlocked(int c, FILE* stream) {
 }
 
 FIRSTASSERT_INTERPOSE size_t fwrite_unlocked(const void* ptr, size_t size, size_t nmemb, FILE* stream) {
-  size_t written = resolved(real_fwrite_unlocked, "fwrite_unlocked")(ptr, size, nmemb, stream);
-  if (written > 0 && tapping(stream)) feed(ptr, written * size);
-  return written;
+  return write_items(real_fwrite_unlocked, "fwrite_unlocked", ptr, size, nmemb, stream);
 }
 
 FIRSTASSERT_INTERPOSE int fputs_unlocked(const char* s, FILE* stream) {
-  int r = resolved(real_fputs_unlocked, "fputs_unlocked")(s, stream);
-  if (r >= 0 && tapping(stream)) feed(s, strlen(s));
-  return r;
+  return put_string(real_fputs_unlocked, "fputs_unlocked", s, stream);
 }

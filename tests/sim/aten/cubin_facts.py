@@ -67,35 +67,32 @@ def cubins(library, sm):
 def lz4_block(data):
     """An LZ4 block decompressed: sequences of a token (literal length, match length - 4), the literals, and a
     2-byte offset back into the output to copy the match from; the last sequence is literals only."""
+    def length(nibble, i):
+        """A length whose 4-bit start is nibble: 15 continues in bytes, each added, until one is not 255."""
+        total = nibble
+        if nibble == 15:
+            while True:
+                extra = data[i]
+                i += 1
+                total += extra
+                if extra != 255:
+                    break
+        return total, i
+
     out = bytearray()
     i = 0
     while i < len(data):
         token = data[i]
-        i += 1
-        length = token >> 4
-        if length == 15:
-            while True:
-                extra = data[i]
-                i += 1
-                length += extra
-                if extra != 255:
-                    break
-        out += data[i:i + length]
-        i += length
+        literals, i = length(token >> 4, i + 1)
+        out += data[i:i + literals]
+        i += literals
         if i >= len(data):
             break
         offset = data[i] | data[i + 1] << 8
-        i += 2
-        length = (token & 15) + 4
-        if token & 15 == 15:
-            while True:
-                extra = data[i]
-                i += 1
-                length += extra
-                if extra != 255:
-                    break
+        match, i = length(token & 15, i + 2)
+        match += 4
         start = len(out) - offset
-        for k in range(length):  # byte by byte: a match may overlap what it writes
+        for k in range(match):  # byte by byte: a match may overlap what it writes
             out.append(out[start + k])
     return bytes(out)
 
