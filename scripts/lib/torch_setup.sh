@@ -3,7 +3,8 @@
 
 # The PyTorch versions the simulator runs, newest first (the default; the torch suite's): PyPI's default CUDA build of
 # each, whose wheel's Requires-Dist names the CUDA it loads (nvidia-*-cu13 or -cu12). Each is a venv of its own:
-# VERSION, the CUDA major of its libraries (libcudart.so.N), the MiB it needs under .tools, its pins.
+# VERSION, the CUDA major of its libraries (libcudart.so.N), the MiB it needs under .tools, the MB its wheels are
+# (what pip downloads), its pins.
 # Installed without their nvidia-* dependencies: the simulator's libraries stand in for them (tests/sim; CUDA 12's in
 # tests/sim/cuda12 and tests/sim/standins/cuda12), found through LD_LIBRARY_PATH because the directories of the
 # wheels' RPATH do not exist. Triton, torch 2.15's pin (triton~=3.9.0 on Linux), comes with the newest for
@@ -12,9 +13,9 @@
 # Triton, so torch.compile is not tested on them. The rest of torch's dependencies are pure Python; torch 2.4.1 and
 # 2.8.0 take the same pins (cp311 wheels, Python 3.11).
 torch_matrix=(
-  "2.15.0 13 3600 torch==2.15.0 triton==3.9.0"
-  "2.8.0 12 2800 torch==2.8.0"
-  "2.4.1 12 2700 torch==2.4.1"
+  "2.15.0 13 3600 825 torch==2.15.0 triton==3.9.0"
+  "2.8.0 12 2800 888 torch==2.8.0"
+  "2.4.1 12 2700 797 torch==2.4.1"
 )
 torch_python_pins="filelock==4.3.2 fsspec==2026.9.0 jinja2==3.1.6 markupsafe==3.0.4 mpmath==1.3.0 networkx==3.6.1 \
 numpy==2.4.6 sympy==1.14.0 typing-extensions==4.16.0"
@@ -26,14 +27,15 @@ torch_suite=true  # false: the build's torch suites are told there is no venv (s
 
 torch_versions() { local entry; for entry in "${torch_matrix[@]}"; do printf '%s ' "${entry%% *}"; done; }
 
-# select_torch VERSION: sets torch_version, torch_cuda, torch_disk_mib, torch_pins, torch_dir and torch_all_pins (what
-# its venv holds exactly: a venv whose pins changed is made anew). Returns 1 for a version not in the matrix.
+# select_torch VERSION: sets torch_version, torch_cuda, torch_disk_mib, torch_download_mb, torch_pins, torch_dir and
+# torch_all_pins (what its venv holds exactly: a venv whose pins changed is made anew). Returns 1 for a version not in
+# the matrix.
 select_torch() {
-  local entry version cuda disk pins
+  local entry version cuda disk download pins
   for entry in "${torch_matrix[@]}"; do
-    read -r version cuda disk pins <<<"$entry"
+    read -r version cuda disk download pins <<<"$entry"
     [ "$version" = "$1" ] || continue
-    torch_version=$version torch_cuda=$cuda torch_disk_mib=$disk torch_pins=$pins
+    torch_version=$version torch_cuda=$cuda torch_disk_mib=$disk torch_download_mb=$download torch_pins=$pins
     if [ "$entry" = "${torch_matrix[0]}" ]; then
       torch_dir="$tools_dir/torch"
       torch_all_pins="$torch_pins $torch_python_pins $torch_notebook_pins"
@@ -77,8 +79,8 @@ ensure_torch() {
       "not installed (the torch suites and scripts/simtorch need it)"
     return 1
   fi
-  say "installing PyTorch $torch_version ($torch_pins from PyPI, about $((torch_disk_mib / 4)) MB to download and" \
-    "a minute on a fast link) into $torch_dir, for scripts/simtorch and the torch suites"
+  say "installing PyTorch $torch_version ($torch_pins from PyPI: a $torch_download_mb MB download, about a minute" \
+    "on a fast link) into $torch_dir, for scripts/simtorch and the torch suites"
   rm -rf "$torch_dir"
   if ! python3 -m venv "$torch_dir" >/dev/null 2>&1; then
     rm -rf "$torch_dir"
