@@ -3,7 +3,8 @@
 // The driver prints those lines on stderr through libc. Preloaded, this library defines the libc output functions
 // the driver may use (write, writev, fwrite, fputs, fprintf, vfprintf and their _chk twins), and those that end
 // other writers' lines: a line's newline written apart through putc/fputc (std::cerr << std::endl does, as Kineto's
-// log lines do) would otherwise glue that line to the next one; each calls the real one
+// log lines do) would otherwise glue that line to the next one (putc_unlocked and fputc_unlocked are inline in
+// glibc's optimized headers: such calls never reach a definition here); each calls the real one
 // first, with the caller's own arguments, so the bytes, their order, the file descriptor and isatty() are exactly
 // as without firstassert, and nothing is held back if the process dies right after. Only then, for stderr, the
 // same bytes are handed to the recorder (firstassert_recorder_stderr), whose device-message parser never blocks or
@@ -54,8 +55,6 @@ std::atomic<VfprintfFn> real_vfprintf{nullptr};
 std::atomic<VfprintfChkFn> real_vfprintf_chk{nullptr};
 std::atomic<PutcFn> real_fputc{nullptr};
 std::atomic<PutcFn> real_putc{nullptr};
-std::atomic<PutcFn> real_fputc_unlocked{nullptr};
-std::atomic<PutcFn> real_putc_unlocked{nullptr};
 std::atomic<FwriteFn> real_fwrite_unlocked{nullptr};
 std::atomic<FputsFn> real_fputs_unlocked{nullptr};
 
@@ -78,8 +77,6 @@ __attribute__((constructor)) void resolve_libc_outputs() {
   resolved(real_vfprintf_chk, "__vfprintf_chk");
   resolved(real_fputc, "fputc");
   resolved(real_putc, "putc");
-  resolved(real_fputc_unlocked, "fputc_unlocked");
-  resolved(real_putc_unlocked, "putc_unlocked");
   resolved(real_fwrite_unlocked, "fwrite_unlocked");
   resolved(real_fputs_unlocked, "fputs_unlocked");
 }
@@ -204,14 +201,6 @@ FIRSTASSERT_INTERPOSE int __fprintf_chk(FILE* stream, int flag, const char* form
 FIRSTASSERT_INTERPOSE int fputc(int c, FILE* stream) { return put_one(real_fputc, "fputc", c, stream); }
 
 FIRSTASSERT_INTERPOSE int putc(int c, FILE* stream) { return put_one(real_putc, "putc", c, stream); }
-
-FIRSTASSERT_INTERPOSE int fputc_unlocked(int c, FILE* stream) {
-  return put_one(real_fputc_unlocked, "fputc_unlocked", c, stream);
-}
-
-FIRSTASSERT_INTERPOSE int putc_unlocked(int c, FILE* stream) {
-  return put_one(real_putc_unlocked, "putc_unlocked", c, stream);
-}
 
 FIRSTASSERT_INTERPOSE size_t fwrite_unlocked(const void* ptr, size_t size, size_t nmemb, FILE* stream) {
   return write_items(real_fwrite_unlocked, "fwrite_unlocked", ptr, size, nmemb, stream);
