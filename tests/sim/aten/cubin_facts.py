@@ -106,17 +106,23 @@ def kernel_facts(cubin, parts):
     for i in range(symtab["size"] // 24):
         name, _info, _other, shndx, value, _size = struct.unpack_from("<IBBHQQ", cubin, symtab["off"] + i * 24)
         symbols.append((cstring(cubin, strtab["off"] + name), shndx, value))
-    # constant bank 4 slot -> the string its relocation points at
-    slots = {}
     init = by_name.get(".nv.global.init")
-    rela = by_name.get(".rela.nv.constant4")
-    if init is not None and rela is not None:
+
+    def relocated_strings(rela_name):
+        """{offset: string} of the relocations of section rela_name that point into .nv.global.init (the strings)."""
+        strings = {}
+        rela = by_name.get(rela_name)
+        if init is None or rela is None:
+            return strings
         r = table[rela]
         for j in range(r["size"] // 24):
             off, info, addend = struct.unpack_from("<QQq", cubin, r["off"] + j * 24)
             _name, shndx, value = symbols[info >> 32]
             if shndx == init:
-                slots[off] = cstring(cubin, table[init]["off"] + value + addend)
+                strings[off] = cstring(cubin, table[init]["off"] + value + addend)
+        return strings
+
+    slots = relocated_strings(".rela.nv.constant4")  # constant bank 4 slot -> the string it holds
     for s in table:
         if not s["name"].startswith(".text.") or not any(p in s["name"] for p in parts):
             continue
@@ -144,15 +150,7 @@ def kernel_facts(cubin, parts):
         code = cubin[s["off"]:s["off"] + s["size"]]
         # Older nvcc (torch 2.4's CUDA 12.1) puts the strings' addresses into the instructions themselves: relocations
         # of the kernel's text (its .rela.text section) against .nv.global.init, instead of constant bank 4 slots.
-        text_strings = {}
-        text_rela = by_name.get(".rela.text." + kernel)
-        if init is not None and text_rela is not None:
-            r = table[text_rela]
-            for j in range(r["size"] // 24):
-                off, info, addend = struct.unpack_from("<QQq", cubin, r["off"] + j * 24)
-                _name, shndx, value = symbols[info >> 32]
-                if shndx == init:
-                    text_strings[off - off % 16] = cstring(cubin, table[init]["off"] + value + addend)
+        text_strings = {off - off % 16: text for off, text in relocated_strings(".rela.text." + kernel).items()}
         asserts = []
         for k in range(0, len(code), 16):
             word, = struct.unpack_from("<Q", code, k)
