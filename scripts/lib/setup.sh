@@ -59,6 +59,16 @@ run_step() {
 
 package_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 
+# make_venv DIR: a Python venv at DIR (anew); Debian's python3 makes venvs only with python3-venv, installed then.
+make_venv() {
+  mkdir -p "$(dirname "$1")"
+  if ! python3 -m venv "$1" >/dev/null 2>&1; then
+    rm -rf "$1"
+    apt_install python3-venv
+    run_step "python3 -m venv" python3 -m venv "$1"
+  fi
+}
+
 apt_install() {
   local line="apt-get update && apt-get install -y --no-install-recommends $*"
   if [ "$(id -u)" -ne 0 ]; then
@@ -112,12 +122,7 @@ ensure_meson() {
       ;;
   esac
   say "installing meson >= 1.3 into $tools_dir/venv with pip$([ "$meson_choice" = own ] && echo ' (FIRSTASSERT_MESON=own)')"
-  mkdir -p "$tools_dir"
-  if ! python3 -m venv "$tools_dir/venv" >/dev/null 2>&1; then
-    rm -rf "$tools_dir/venv"
-    apt_install python3-venv  # Debian's python3 makes venvs only with it
-    run_step "python3 -m venv" python3 -m venv "$tools_dir/venv"
-  fi
+  make_venv "$tools_dir/venv"
   run_step "pip install meson" "$tools_dir/venv/bin/pip" install --disable-pip-version-check 'meson>=1.3'
   meson_cmd="$tools_dir/venv/bin/meson"
   say "using $meson_cmd ($("$meson_cmd" --version))"
@@ -182,12 +187,7 @@ ensure_notebook_kernels() {
       $install_notebook_kernels || continue
       say "installing $name ($pins) into $dir with pip, for the notebook suite"
       rm -rf "$dir"
-      mkdir -p "$tools_dir/notebook"
-      if ! python3 -m venv "$dir" >/dev/null 2>&1; then
-        rm -rf "$dir"
-        apt_install python3-venv
-        run_step "python3 -m venv" python3 -m venv "$dir"
-      fi
+      make_venv "$dir"
       # shellcheck disable=SC2086  # the pins are words
       run_step "pip install $name" "$dir/bin/pip" install --disable-pip-version-check $pins
       printf '%s\n' "$pins" >"$dir/firstassert-pins"

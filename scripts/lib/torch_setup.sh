@@ -25,6 +25,7 @@ install_torch=false  # scripts/test, scripts/simtorch and scripts/torch-bench se
 install_torch_matrix=false  # scripts/test --suite torch-matrix sets it: every version
 torch_suite=true  # false: the build's torch suites are told there is no venv (scripts/test under sanitizers)
 
+torch_newest=${torch_matrix[0]%% *}
 torch_versions() { local entry; for entry in "${torch_matrix[@]}"; do printf '%s ' "${entry%% *}"; done; }
 
 # select_torch VERSION: sets torch_version, torch_cuda, torch_disk_mib, torch_download_mb, torch_pins, torch_dir and
@@ -36,7 +37,7 @@ select_torch() {
     read -r version cuda disk download pins <<<"$entry"
     [ "$version" = "$1" ] || continue
     torch_version=$version torch_cuda=$cuda torch_disk_mib=$disk torch_download_mb=$download torch_pins=$pins
-    if [ "$entry" = "${torch_matrix[0]}" ]; then
+    if [ "$version" = "$torch_newest" ]; then
       torch_dir="$tools_dir/torch"
       torch_all_pins="$torch_pins $torch_python_pins $torch_notebook_pins"
     else
@@ -47,7 +48,7 @@ select_torch() {
   done
   return 1
 }
-select_torch "${torch_matrix[0]%% *}"
+select_torch "$torch_newest"
 
 torch_installed() { [ "$(cat "$torch_dir/firstassert-pins" 2>/dev/null)" = "$torch_all_pins" ]; }
 
@@ -82,11 +83,7 @@ ensure_torch() {
   say "installing PyTorch $torch_version ($torch_pins from PyPI: a $torch_download_mb MB download, about a minute" \
     "on a fast link) into $torch_dir, for scripts/simtorch and the torch suites"
   rm -rf "$torch_dir"
-  if ! python3 -m venv "$torch_dir" >/dev/null 2>&1; then
-    rm -rf "$torch_dir"
-    apt_install python3-venv
-    run_step "python3 -m venv" python3 -m venv "$torch_dir"
-  fi
+  make_venv "$torch_dir"
   # shellcheck disable=SC2086  # the pins are words
   if ! python3 "$repo_root/scripts/lib/progress.py" "pip install $torch_pins (no nvidia-* packages)" -- \
     "$torch_dir/bin/pip" install --disable-pip-version-check --no-deps $torch_pins $torch_python_pins; then
@@ -120,7 +117,7 @@ ensure_torch_matrix() {
 # if there).
 torch_venv_option() {
   local selected=$torch_version
-  select_torch "${torch_matrix[0]%% *}"
+  select_torch "$torch_newest"
   if $torch_suite && torch_installed; then printf '%s' "$torch_dir"; fi
   select_torch "$selected"
 }
@@ -151,10 +148,7 @@ ensure_cuda12_headers() {
   say "downloading CUDA 12's runtime and CUPTI headers ($cuda12_pins from PyPI, 11 MB) into $cuda12_dir, for the" \
     "simulator's CUDA 12 libraries"
   rm -rf "$cuda12_dir"
-  if [ ! -x "$pip" ]; then
-    python3 -m venv "$tools_dir/venv" >/dev/null 2>&1 || { apt_install python3-venv; run_step "python3 -m venv" \
-      python3 -m venv "$tools_dir/venv"; }
-  fi
+  [ -x "$pip" ] || make_venv "$tools_dir/venv"
   # shellcheck disable=SC2086  # the pins are words
   if ! python3 "$repo_root/scripts/lib/progress.py" "pip download $cuda12_pins" -- \
       "$pip" download --disable-pip-version-check --no-deps -d "$cuda12_dir/wheels" $cuda12_pins ||
