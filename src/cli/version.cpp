@@ -6,9 +6,7 @@
 #include <stdio.h>
 
 #include <array>
-#include <fstream>
 #include <ostream>
-#include <sstream>
 #include <string>
 
 #include "commands.h"
@@ -39,11 +37,8 @@ std::string torch_dir_of_python() {
 std::string torch_here() {
   std::string dir = torch_dir_of_python();
   if (dir.empty()) return "none importable by python3 on PATH";
-  std::ifstream in(dir + "/version.py");
-  std::ostringstream text;
-  text << in.rdbuf();
   std::string version, cuda;
-  read_torch_version(text.str(), version, cuda);
+  read_torch_package(dir, version, cuda);
   if (version.empty()) return "at " + dir + " (its version.py says no version)";
   return version + (cuda.empty() ? " (a CPU build)" : " (built with CUDA " + cuda + ")") + " at " + dir;
 }

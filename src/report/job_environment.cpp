@@ -58,6 +58,15 @@ void read_torch_version(const std::string& version_py, std::string& version, std
   }
 }
 
+bool read_torch_package(const std::string& torch_dir, std::string& version, std::string& cuda) {
+  std::ifstream in(torch_dir + "/version.py");
+  if (!in) return false;
+  std::ostringstream text;
+  text << in.rdbuf();
+  read_torch_version(text.str(), version, cuda);
+  return true;
+}
+
 JobEnvironment job_environment(const std::vector<LoadedModule>& modules, const std::string& cupti_library,
                                uint32_t cupti_api_version) {
   JobEnvironment e;
@@ -75,12 +84,8 @@ JobEnvironment job_environment(const std::vector<LoadedModule>& modules, const s
     // site-packages/torch/lib/libtorch_cuda.so -> site-packages/torch/version.py
     if (e.torch_dir.empty() && file == "libtorch_cuda.so") {
       std::string torch_dir = directory_of(directory_of(m.path));
-      std::ifstream in(torch_dir + "/version.py");
-      if (!in) continue;
-      std::ostringstream text;
-      text << in.rdbuf();
-      read_torch_version(text.str(), e.torch_version, e.torch_cuda);
-      if (!e.torch_version.empty()) e.torch_dir = torch_dir;
+      if (read_torch_package(torch_dir, e.torch_version, e.torch_cuda) && !e.torch_version.empty())
+        e.torch_dir = torch_dir;
     }
   }
   return e;

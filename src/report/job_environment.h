@@ -27,4 +27,7 @@ JobEnvironment job_environment(const std::vector<LoadedModule>& modules, const s
 // torch.__version__ and torch.version.cuda from a torch/version.py's text ("" where a line is missing).
 void read_torch_version(const std::string& version_py, std::string& version, std::string& cuda);
 
+// The same from the torch package directory's version.py; false when there is none to read.
+bool read_torch_package(const std::string& torch_dir, std::string& version, std::string& cuda);
+
 }  // namespace firstassert
