@@ -121,8 +121,8 @@ class TorchJobs(unittest.TestCase):
         # The hint is the one for what the job planted (its `# the culprit` line's comment names no hint: the kernel
         # family does), and the summary prints it.
         self.assertIsNotNone(culprit["hint"], detail)
-        self.assertIn(culprit["hint"]["id"], HINTS_BY_KERNEL[next(k for k in HINTS_BY_KERNEL if k in culprit["kernel"])],
-                      detail)
+        family = next(k for k in HINTS_BY_KERNEL if k in culprit["kernel"])
+        self.assertIn(culprit["hint"]["id"], HINTS_BY_KERNEL[family], detail)
         self.assertIn("firstassert: hint: ", run.stderr)
         # The summary on stderr names the job's own line, not torch's.
         self.assertIn(f"{job}:{marked_line(job)} in", run.stderr)
