@@ -88,7 +88,7 @@ class CellWatch:
 # The rows of `firstassert show` a failing cell shows: what failed, where it was launched, what to check. A small
 # window's row names each launch that can have failed, with the user's line: which of them to check is the reader's.
 # A compiled kernel adds what it fused and the model's lines (`compiled`, `model`) and what to rerun for the value.
-FIRST_ERROR_ROWS = ("first_error", "kernel", "confidence", "window", "launch", "graph", "launched_at", "compiled",
+FIRST_ERROR_ROWS = ("first_error", "gpu", "kernel", "confidence", "window", "launch", "graph", "launched_at", "compiled",
                     "model", "device", "values", "values_advice", "hint")
 REFUSED_ROWS = ("refused", "launched_at", "hint")
 

@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "options.h"
+#include "report/gpu_words.h"
 #include "report_reader.h"
 
 namespace firstassert::cli {
@@ -32,7 +33,20 @@ struct Rank {
   std::string values;  // what the values probe found in the culprit call's values (culprit.values.text), or ""
   std::string confidence;
   std::string model;  // a compiled culprit's first line in the model (culprit.compiled.model_lines), or ""
+  // The GPU whose context returned the first error (devices[0]): cuda:N is the process's own numbering (after its
+  // CUDA_VISIBLE_DEVICES); the UUID names the board across ranks and hosts. Empty: not recorded.
+  long long gpu_ordinal = -1;
+  std::string gpu_name, gpu_uuid, gpu_pci_bus_id;
 };
+
+void read_gpu(const json& report, Rank& k) {
+  const json& devices = array_of(report, "devices");
+  if (devices.empty() || !flag_of(devices[0], "failed_first", false)) return;
+  k.gpu_ordinal = number_of(devices[0], "ordinal", -1);
+  k.gpu_name = text_of(devices[0], "name");
+  k.gpu_uuid = text_of(devices[0], "uuid");
+  k.gpu_pci_bus_id = text_of(devices[0], "pci_bus_id");
+}
 
 Rank summarize(const LoadedReport& report) {
   const json& r = report.json;
@@ -49,6 +63,7 @@ Rank summarize(const LoadedReport& report) {
     k.error_ns = number_of(first, "time_ns");
     k.error = text_of(first, "name", "?") + " (" + std::to_string(number_of(first, "code")) + ") at " +
               text_of(first, "api", "?");
+    read_gpu(r, k);
     const json& culprit = object_of(r, "culprit");
     if (!culprit.is_null()) {
       k.kernel = short_kernel_of(culprit);
@@ -81,7 +96,8 @@ const char* kUsage =
     "  Reads every firstassert-*.json in the directories (the reports of one job, from all hosts and ranks),\n"
     "  orders the first errors by wall time, and names the rank that failed first, with its culprit (and what\n"
     "  the values probe found in the culprit call's values, when the job ran with --values=probe); the others\n"
-    "  are listed as secondary, with what they failed on.\n"
+    "  are listed as secondary, with what they failed on; then the failures by physical GPU (its UUID, which\n"
+    "  tells whether two ranks failed on the same board, where cuda:N is each rank's own numbering).\n"
     "  --skew SECONDS  clock disagreement to allow between hosts (default 1): closer failures on different hosts\n"
     "                  are flagged as possibly out of order\n"
     "  --json          the same as JSON\n";
@@ -182,6 +198,33 @@ Outcome order_by_first_error(const std::vector<Rank>& ranks, double skew_seconds
 
 json rank_or_null(const Rank& k) { return k.rank ? json(*k.rank) : json(nullptr); }
 
+// The failed ranks by the physical GPU they failed on (its UUID), in the order of each GPU's first failure; ranks
+// whose report names no UUID are left out (ungrouped).
+struct GpuGroup {
+  std::string uuid;
+  std::vector<size_t> failed;  // indexes into Outcome::failed
+};
+
+std::vector<GpuGroup> group_by_gpu(const std::vector<Rank>& failed) {
+  std::vector<GpuGroup> groups;
+  for (size_t i = 0; i < failed.size(); ++i) {
+    if (failed[i].gpu_uuid.empty()) continue;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const GpuGroup& g) { return g.uuid == failed[i].gpu_uuid; });
+    if (it == groups.end()) it = groups.insert(groups.end(), GpuGroup{failed[i].gpu_uuid, {}});
+    it->failed.push_back(i);
+  }
+  return groups;
+}
+
+json gpu_or_null(const Rank& k) {
+  if (k.gpu_ordinal < 0 && k.gpu_uuid.empty()) return nullptr;
+  auto or_null = [](const std::string& s) { return s.empty() ? json(nullptr) : json(s); };
+  return {{"ordinal", k.gpu_ordinal >= 0 ? json(k.gpu_ordinal) : json(nullptr)},
+          {"name", or_null(k.gpu_name)},
+          {"uuid", or_null(k.gpu_uuid)},
+          {"pci_bus_id", or_null(k.gpu_pci_bus_id)}};
+}
+
 void print_json(const Outcome& o, double skew_seconds, std::ostream& out) {
   json j;
   j["reports"] = o.reports;
@@ -202,9 +245,18 @@ void print_json(const Outcome& o, double skew_seconds, std::ostream& out) {
                         {"culprit", k.kernel},
                         {"confidence", k.confidence},
                         {"values", k.values.empty() ? json(nullptr) : json(k.values)},
-                        {"model", k.model.empty() ? json(nullptr) : json(k.model)}});
+                        {"model", k.model.empty() ? json(nullptr) : json(k.model)},
+                        {"gpu", gpu_or_null(k)}});
   }
   j["failures"] = failures;
+  json gpus = json::array();
+  for (const GpuGroup& g : group_by_gpu(o.failed)) {
+    json reports = json::array();
+    for (size_t i : g.failed) reports.push_back({{"report", o.failed[i].path}, {"host", o.failed[i].host},
+                                                 {"rank", rank_or_null(o.failed[i])}});
+    gpus.push_back({{"uuid", g.uuid}, {"failures", reports}});
+  }
+  j["gpus"] = gpus;
   json no_error = json::array();
   for (const Rank& k : o.healthy) no_error.push_back({{"report", k.path}, {"host", k.host}, {"rank", rank_or_null(k)}});
   j["no_error"] = no_error;
@@ -215,6 +267,8 @@ void print_first(const Rank& first, std::ostream& out) {
   out << "\nfailed first: " << who(first) << "\n";
   out << "  " << first.error << "\n";
   if (!first.kernel.empty()) out << "  culprit " << first.kernel << " [" << first.confidence << "]\n";
+  if (first.gpu_ordinal >= 0 || !first.gpu_uuid.empty())
+    out << "  gpu     " << gpu_words(first.gpu_ordinal, first.gpu_name, first.gpu_uuid, first.gpu_pci_bus_id) << "\n";
   if (!first.model.empty()) out << "  model   " << first.model << "\n";
   if (!first.values.empty()) out << "  values  " << first.values << "\n";
   out << "  report  " << first.path << "\n";
@@ -228,6 +282,27 @@ void print_secondary(const std::vector<Rank>& failed, std::ostream& out) {
     out << "  +" << seconds(k.error_ns - failed.front().error_ns) << "  " << who(k) << ": " << k.error
         << (k.kernel.empty() ? "" : ", culprit " + k.kernel) << "\n";
   }
+}
+
+// Which failures share a board: cuda:N differs from rank to rank (each its own CUDA_VISIBLE_DEVICES), the UUID does
+// not. Said only when the reports name the GPUs.
+void print_gpus(const std::vector<Rank>& failed, std::ostream& out) {
+  std::vector<GpuGroup> groups = group_by_gpu(failed);
+  if (groups.empty()) return;
+  out << "\nby GPU (UUID; cuda:N is each process's own numbering):\n";
+  for (const GpuGroup& g : groups) {
+    const Rank& first = failed[g.failed.front()];
+    out << "  " << g.uuid << (first.gpu_name.empty() ? "" : " " + first.gpu_name) << ": ";
+    for (size_t n = 0; n < g.failed.size(); ++n) {
+      const Rank& k = failed[g.failed[n]];
+      out << (n == 0 ? "" : "; ") << who(k) << " (cuda:" << (k.gpu_ordinal >= 0 ? std::to_string(k.gpu_ordinal) : "?")
+          << (g.failed[n] == 0 ? ", failed first" : "") << ")";
+    }
+    out << "\n";
+  }
+  size_t ungrouped = static_cast<size_t>(
+      std::count_if(failed.begin(), failed.end(), [](const Rank& k) { return k.gpu_uuid.empty(); }));
+  if (ungrouped > 0) out << "  " << ungrouped << " failed report(s) name no GPU UUID\n";
 }
 
 void print_healthy(const std::vector<Rank>& healthy, std::ostream& out) {
@@ -257,6 +332,7 @@ void print_text(const Outcome& o, double skew_seconds, std::ostream& out) {
   }
   print_first(o.failed.front(), out);
   print_secondary(o.failed, out);
+  print_gpus(o.failed, out);
   print_healthy(o.healthy, out);
   print_clock_note(o, skew_seconds, out);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/plural.h"
+#include "report/gpu_words.h"
 #include "report/small_window.h"
 #include "report_reader.h"
 #include "view_frames.h"
@@ -76,6 +77,29 @@ void add_first_error(const json& first, std::vector<Row>& rows) {
                        Tone::alarm},
                       {at}},
                      true));
+}
+
+std::string gpu_of(const json& device) {
+  return gpu_words(number_of(device, "ordinal", -1), text_of(device, "name"), text_of(device, "uuid"),
+                   text_of(device, "pci_bus_id"));
+}
+
+// The GPU whose context returned the first error and, where the job used others, what each did after it. A report
+// without `devices` (written before they were recorded), or whose failing device is not known, shows none.
+void add_gpu(const json& report, std::vector<Row>& rows) {
+  const json& devices = array_of(report, "devices");
+  if (devices.empty() || !flag_of(devices[0], "failed_first", false)) return;
+  std::vector<Line> lines{{gpu_of(devices[0])}};
+  for (size_t i = 1; i < devices.size(); ++i) {
+    const json& after = object_of(devices[i], "after_first_error");
+    const json& error = object_of(after, "first_error");
+    std::string first_error = text_of(error, "name", "?") + " (" + std::to_string(number_of(error, "code")) +
+                              ") at " + text_of(error, "api", "?");
+    lines.push_back({gpu_of(devices[i]) + ": " +
+                         after_words(text_of(after, "state"), static_cast<uint64_t>(number_of(after, "syncs_succeeded")),
+                                     first_error)});
+  }
+  rows.push_back(row("gpu", "gpu", std::move(lines)));
 }
 
 std::string launch_text(const json& launch) {
@@ -315,6 +339,7 @@ ReportView view_report(const json& report, const std::string& path, const CellNa
     return view;
   }
   add_first_error(first, rows);
+  add_gpu(report, rows);
   const json& culprit = object_of(report, "culprit");
   if (culprit.is_null()) {
     add_no_culprit(report, rows);

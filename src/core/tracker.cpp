@@ -285,7 +285,10 @@ void Tracker::end_capture(const ApiCall& call) {
 // Inline: most calls record_call sees end here.
 __attribute__((always_inline)) inline void Tracker::record_success(const ApiCall& call) {
   if (call.kind == CallKind::destroy_stream) return;  // ended at its entry (stream_ended)
-  if (has_primary()) return;  // after a fault nothing completes: marks would only mislead
+  if (has_primary()) {  // after a fault nothing completes on its context: marks would only mislead
+    record_after_primary(call);
+    return;
+  }
   // Launches made by other threads while the call was blocked are not proven complete.
   uint64_t upto = call.launches_at_entry != ApiCall::kUnknown ? call.launches_at_entry : ring_.total();
   uint64_t key = stream_key(call.stream, call.per_thread_default_stream, current_thread_id());
@@ -318,8 +321,42 @@ __attribute__((always_inline)) inline void Tracker::record_success(const ApiCall
   }
 }
 
-// A sticky error after the primary one: counted by call and code, and told to on_secondary.
+// What a call on another context than the primary error's shows of that device, after the primary error: a
+// synchronizing call that succeeded (its work still completes), or a sticky error of its own. Calls on the failing
+// context, and calls whose context is not known, tell nothing apart from the primary error.
+bool Tracker::elsewhere_than_primary(const ApiCall& call) const {
+  std::lock_guard lock(mutex_);
+  return call.context != 0 && primary_.context != 0 && call.context != primary_.context;
+}
+
+void Tracker::record_after_primary(const ApiCall& call) {
+  bool sync = call.kind == CallKind::sync_device || call.kind == CallKind::sync_stream ||
+              call.kind == CallKind::query_stream || call.kind == CallKind::blocking_copy;
+  if (call.code == 0 && !sync) return;
+  std::lock_guard lock(mutex_);
+  if (call.context == 0 || primary_.context == 0 || call.context == primary_.context) return;
+  auto it = after_primary_.find(call.context);
+  if (it == after_primary_.end()) {
+    if (after_primary_.size() >= kMaxSites) return;
+    it = after_primary_.emplace(call.context, AfterFirstError{}).first;
+  }
+  AfterFirstError& after = it->second;
+  if (call.code == 0) {
+    ++after.syncs_succeeded;
+  } else if (after.sticky_errors++ == 0) {
+    after.first_code = call.code;
+    after.first_domain = call.domain;
+    after.first_api = call.api != nullptr ? call.api : "unknown";
+  }
+}
+
+// A sticky error after the primary one: on its context, counted by call and code, and told to on_secondary; on
+// another context (another GPU), that device's own (record_after_primary).
 void Tracker::record_secondary(const ApiCall& call, int64_t now) {
+  if (elsewhere_than_primary(call)) {
+    record_after_primary(call);
+    return;
+  }
   uint64_t count = 0;
   {
     std::lock_guard lock(mutex_);
@@ -478,6 +515,8 @@ Findings Tracker::findings() const {
       }
       if (f.culprit->graph_node != 0) f.culprit_graph = replayed_nodes(*f.culprit);
     }
+    f.devices = devices_used(f.primary.context);
+    if (f.primary.context != 0 && f.devices.size() > 1) f.reason += "; " + failing_context_clause(f.devices);
   } else if (!f.launch_errors.empty()) {
     // No sticky error, but a launch the API refused: that launch is the first error, known exactly.
     const LaunchError& e = f.launch_errors.front();
@@ -486,7 +525,46 @@ Findings Tracker::findings() const {
     f.reason = std::string(launch_api_name(e.launch.api)) + " refused this launch with " +
                error_name(e.domain, e.code) + "; it never ran";
   }
+  if (!f.has_primary) f.devices = devices_used(0);
   return f;
+}
+
+// Each context seen (device_probe_, else those the calls after the error came from), with what its calls showed
+// after the primary error; the failing one first.
+std::vector<DeviceUse> Tracker::devices_used(uintptr_t failing) const {
+  std::vector<DeviceIdentity> seen = device_probe_ ? device_probe_() : std::vector<DeviceIdentity>{};
+  std::map<uintptr_t, AfterFirstError> after;
+  {
+    std::lock_guard lock(mutex_);
+    after = after_primary_;
+  }
+  std::vector<DeviceUse> used;
+  for (const DeviceIdentity& identity : seen) used.push_back({identity, false, {}});
+  for (const auto& [context, _] : after) {
+    auto named = [&](const DeviceUse& u) { return u.identity.context == context; };
+    if (std::any_of(used.begin(), used.end(), named)) continue;
+    DeviceIdentity unnamed;
+    unnamed.context = context;
+    used.push_back({unnamed, false, {}});
+  }
+  for (DeviceUse& u : used) {
+    u.failed_first = failing != 0 && u.identity.context == failing;
+    if (auto it = after.find(u.identity.context); it != after.end()) u.after = it->second;
+  }
+  std::stable_partition(used.begin(), used.end(), [](const DeviceUse& u) { return u.failed_first; });
+  return used;
+}
+
+std::string device_words(const DeviceIdentity& d) {
+  return d.ordinal >= 0 ? "cuda:" + std::to_string(d.ordinal) : std::string("a device firstassert could not name");
+}
+
+std::string failing_context_clause(const std::vector<DeviceUse>& devices) {
+  const DeviceUse& failing = devices.front();
+  std::string where = failing.failed_first ? " (" + device_words(failing.identity) + ")" : std::string();
+  return "only launches made in the context that returned the error" + where +
+         " were considered: each GPU's context has its own error, and the job used " +
+         std::to_string(devices.size()) + " contexts";
 }
 
 }  // namespace firstassert

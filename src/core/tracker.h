@@ -19,6 +19,7 @@
 #include "cuda_errors.h"
 #include "culprit_decision.h"
 #include "device_messages.h"
+#include "device_use.h"
 #include "launch_record.h"
 #include "launch_ring.h"
 #include "name_table.h"
@@ -100,14 +101,23 @@ struct Findings {
   std::vector<DeviceMessage> device_messages;
   std::vector<LaunchError> launch_errors;  // the first kMaxLaunchErrors, in order
   uint64_t secondary_count = 0;
-  std::vector<ErrorSite> secondary;      // errors after the primary one, by (API, code)
+  std::vector<ErrorSite> secondary;      // errors after the primary one on its context, by (API, code)
   std::vector<ErrorSite> other_errors;   // non-sticky errors, which never become primary
   std::vector<LaunchRecord> recent;      // the last launches, newest first
   // When the culprit is a kernel node of a CUDA graph: every kernel node of its graph, as the replay ran them, in
   // the order they were made (GraphTable::nodes_of).
   std::vector<LaunchRecord> culprit_graph;
   uint64_t launches_recorded = 0;
+  // The GPUs the job used (each context seen), the failing one first; sticky errors from the others' contexts are
+  // theirs (DeviceUse::after), not counted as secondary errors of the first.
+  std::vector<DeviceUse> devices;
 };
+
+// "cuda:1", or words saying the device is not known.
+std::string device_words(const DeviceIdentity& d);
+// The decision's words when the job used several contexts (devices, the failing one first): only the failing one's
+// launches were candidates.
+std::string failing_context_clause(const std::vector<DeviceUse>& devices);
 
 class Tracker {
  public:
@@ -126,6 +136,8 @@ class Tracker {
   // The kernel nodes of an executable graph, with what their graph breadcrumbs say (GraphTable::nodes_of); empty
   // when it is not known.
   using GraphProbe = std::function<std::vector<LaunchRecord>(uintptr_t exec)>;
+  // The contexts seen so far and their devices, in the order they were first seen (source/context_devices).
+  using DeviceProbe = std::function<std::vector<DeviceIdentity>()>;
 
   explicit Tracker(size_t ring_capacity);
 
@@ -138,6 +150,7 @@ class Tracker {
   // CUDA_LAUNCH_BLOCKING=1 in the process: a launch that returns the sticky error may have run to it.
   void set_launch_blocking(bool on) { launch_blocking_ = on; }
   void set_graph_probe(GraphProbe probe) { graph_probe_ = std::move(probe); }
+  void set_device_probe(DeviceProbe probe) { device_probe_ = std::move(probe); }
 
   // The stable copy of a kernel name, as launch records hold them.
   const char* intern(const char* name) { return names_.intern(name); }
@@ -229,6 +242,9 @@ class Tracker {
   void end_capture(const ApiCall& call);
   void record_success(const ApiCall& call);
   void record_secondary(const ApiCall& call, int64_t now);
+  bool elsewhere_than_primary(const ApiCall& call) const;
+  void record_after_primary(const ApiCall& call);
+  std::vector<DeviceUse> devices_used(uintptr_t failing) const;
   void record_primary(const ApiCall& call, int64_t now);
   std::vector<uintptr_t> keep_primary(const ApiCall& call, int64_t now);
   void keep_graph_nodes(const std::vector<uintptr_t>& graph_execs);
@@ -244,6 +260,7 @@ class Tracker {
   LaunchErrorHook on_launch_error_;
   ProgressProbe probe_;
   GraphProbe graph_probe_;
+  DeviceProbe device_probe_;
 
   bool capturing(uint64_t key) const;
   void set_capturing_locked(uint64_t key, bool on);
@@ -290,6 +307,8 @@ class Tracker {
   // (the slots are final then, and the executable graph may be destroyed later), keyed by the executable graph.
   std::map<uintptr_t, std::vector<LaunchRecord>> graph_nodes_;
   uint64_t secondary_count_ = 0;
+  // What calls on each context showed after the primary error, by context (bounded: kMaxSites contexts).
+  std::map<uintptr_t, AfterFirstError> after_primary_;
   std::vector<ErrorSite> secondary_;
   std::vector<ErrorSite> other_errors_;
   std::vector<LaunchError> launch_errors_;

@@ -38,6 +38,9 @@ const DriverCalls* driver_calls() {
   fetch(get, "cuCtxGetDevice", calls->ctx_get_device);
   fetch(get, "cuCtxGetCurrent", calls->ctx_get_current);
   fetch(get, "cuDeviceGetAttribute", calls->device_get_attribute);
+  fetch(get, "cuDeviceGetName", calls->device_get_name);
+  fetch(get, "cuDeviceGetUuid", calls->device_get_uuid);
+  fetch(get, "cuDeviceGetPCIBusId", calls->device_get_pci_bus_id);
   fetch(get, "cuStreamGetCaptureInfo", calls->stream_get_capture_info);
   fetch(get, "cuGraphAddBatchMemOpNode", calls->graph_add_batch_mem_op_node);
   fetch(get, "cuGraphKernelNodeGetParams", calls->graph_kernel_node_get_params);

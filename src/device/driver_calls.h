@@ -15,6 +15,10 @@ struct DriverCalls {
   CUresult (*ctx_get_device)(CUdevice*) = nullptr;
   CUresult (*ctx_get_current)(CUcontext*) = nullptr;
   CUresult (*device_get_attribute)(int*, CUdevice_attribute, CUdevice) = nullptr;
+  // Which GPU a device is (source/context_devices): asked once per context.
+  CUresult (*device_get_name)(char*, int, CUdevice) = nullptr;
+  CUresult (*device_get_uuid)(CUuuid*, CUdevice) = nullptr;
+  CUresult (*device_get_pci_bus_id)(char*, int, CUdevice) = nullptr;
   // CUDA graphs: their kernel nodes and breadcrumbs (device/graph_breadcrumbs).
   CUresult (*stream_get_capture_info)(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*, const CUgraphNode**,
                                       const CUgraphEdgeData**, size_t*) = nullptr;

@@ -27,6 +27,7 @@
 #include "report/report_file.h"
 #include "report/report_json.h"
 #include "report/summary.h"
+#include "source/context_devices.h"
 #include "sources.h"
 #include "stderr_pipe.h"
 #include "stack/module_map.h"
@@ -240,6 +241,7 @@ void bring_up(ActivatedBy by) {
     shim->breadcrumbs.set_launch_count([] { return shim->tracker.launch_count(); });
     shim->breadcrumbs.on_stream_end([](uint64_t key, uint64_t at) { shim->tracker.stream_ended(key, at); });
     shim->tracker.set_progress_probe([] { return shim->breadcrumbs.progress(); });
+  shim->tracker.set_device_probe(source::devices_seen);
   }
 
   source::start(uses);

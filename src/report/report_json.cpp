@@ -206,7 +206,10 @@ json error_fields(const std::string& api, ApiDomain domain, int code, bool stick
 json first_error_section(const Findings& f) {
   if (f.has_primary) {
     const PrimaryError& p = f.primary;
-    return error_fields(p.api, p.domain, p.code, true, p.wall_ns, p.thread, p.launches_before);
+    json j = error_fields(p.api, p.domain, p.code, true, p.wall_ns, p.thread, p.launches_before);
+    bool named = !f.devices.empty() && f.devices.front().failed_first && f.devices.front().identity.ordinal >= 0;
+    j["device"] = named ? json(f.devices.front().identity.ordinal) : json(nullptr);
+    return j;
   }
   if (!f.launch_errors.empty()) {
     const LaunchError& e = f.launch_errors.front();
@@ -214,6 +217,36 @@ json first_error_section(const Findings& f) {
                         nullptr);
   }
   return nullptr;
+}
+
+json text_or_null(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
+
+// The GPUs the job used, the failing one first (core/device_use.h); for the others, what their calls showed after
+// the first error.
+json devices_section(const Findings& f) {
+  json out = json::array();
+  for (const DeviceUse& d : f.devices) {
+    const DeviceIdentity& id = d.identity;
+    json after = nullptr;
+    if (f.has_primary && !d.failed_first) {
+      after = {{"state", after_state(d.after)},
+               {"syncs_succeeded", d.after.syncs_succeeded},
+               {"sticky_errors", d.after.sticky_errors},
+               {"first_error", nullptr}};
+      if (d.after.sticky_errors > 0)
+        after["first_error"] = {{"api", d.after.first_api},
+                                {"code", d.after.first_code},
+                                {"name", error_name(d.after.first_domain, d.after.first_code)}};
+    }
+    out.push_back({{"ordinal", id.ordinal >= 0 ? json(id.ordinal) : json(nullptr)},
+                   {"name", text_or_null(id.name)},
+                   {"uuid", text_or_null(id.uuid)},
+                   {"pci_bus_id", text_or_null(id.pci_bus_id)},
+                   {"context", hex(id.context)},
+                   {"failed_first", d.failed_first},
+                   {"after_first_error", std::move(after)}});
+  }
+  return out;
 }
 
 json decision_section(const Findings& f) {
@@ -359,6 +392,7 @@ std::string report_json(const ReportInput& in) {
   r["written_at"] = iso_time(in.written_ns);
   r["first_error"] = first_error_section(f);
   r["decision"] = decision_section(f);
+  r["devices"] = devices_section(f);
   r["culprit"] = culprit_section(f, in.launch_values);
   r["candidates"] = candidates_section(f.candidates, in.launch_values);
   r["device_messages"] = device_messages_section(f.device_messages);

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "core/demangle.h"
 #include "compiled_kernel.h"
+#include "gpu_words.h"
 #include "hints.h"
 #include "launch_origin.h"
 #include "small_window.h"
@@ -86,6 +88,19 @@ void add_compiled_lines(const std::optional<CompiledLaunch>& c, std::vector<std:
   lines.push_back(std::string("values: ") + kCompiledValuesAdvice);
 }
 
+// "gpu: cuda:1 NVIDIA H100 (GPU-..., PCI 0000:1b:00.0), 1 of the 2 GPUs this process used": the device whose
+// context returned the error, when the shim learned which it is.
+void add_gpu_line(const Findings& f, std::vector<std::string>& lines) {
+  if (f.devices.empty() || !f.devices.front().failed_first) return;
+  const DeviceIdentity& d = f.devices.front().identity;
+  if (d.ordinal < 0) return;
+  std::string line = "gpu: " + gpu_words(d.ordinal, d.name, d.uuid, d.pci_bus_id);
+  std::set<int32_t> used;
+  for (const DeviceUse& u : f.devices) used.insert(u.identity.ordinal);
+  if (used.size() > 1) line += ", 1 of the " + std::to_string(used.size()) + " GPUs this process used";
+  lines.push_back(line);
+}
+
 }  // namespace
 
 std::vector<std::string> summary_lines(const Findings& f, const std::string& report_path) {
@@ -96,6 +111,7 @@ std::vector<std::string> summary_lines(const Findings& f, const std::string& rep
   std::snprintf(text, sizeof text, "first %s (%s, %d), reported by %s on thread %d", error_headline(p.code),
                 error_name(p.domain, p.code), p.code, p.api.c_str(), p.thread);
   lines.emplace_back(text);
+  add_gpu_line(f, lines);
   if (f.culprit) {
     const LaunchRecord& c = *f.culprit;
     lines.push_back("kernel " + kernel_name(c) + graph_node_words(c) + " " + configuration(c) + " via " + launch_api_name(c.api) + " [" +

@@ -446,7 +446,7 @@ TEST(CliShow, RowsAreTheRowsOfTheText) {
   }
   // The golden report has its environment, a culprit with a device message, a hint, both stacks, two candidates and
   // later errors.
-  EXPECT_EQ(keys, (std::vector<std::string>{"process", "command", "environment", "first_error", "kernel",
+  EXPECT_EQ(keys, (std::vector<std::string>{"process", "command", "environment", "first_error", "gpu", "kernel",
                                             "confidence", "launch", "launched_at", "device", "hint", "python",
                                             "native", "candidates", "secondary", "written"}));
   e2e::Run both = cli({"show", "--rows", "--json", "assert_report.json"}, kGolden);
@@ -579,6 +579,51 @@ TEST(CliMerge, NamesTheRankThatFailedFirst) {
   EXPECT_EQ(j["failures"][0]["rank"], 2);
   EXPECT_EQ(j["failures"][0]["role"], "first");
   EXPECT_EQ(j["failures"][3]["rank"], 0);
+}
+
+// cuda:N is each rank's own numbering (its CUDA_VISIBLE_DEVICES): ranks that failed on the same board are grouped by
+// its UUID, ranks on other boards apart, and a report that names no GPU is counted, not grouped.
+TEST(CliMerge, FailuresAreGroupedByThePhysicalGpu) {
+  e2e::TempDir dir;
+  const long long t0 = 1796007900000000000;
+  auto write_on = [&](int rank, const std::string& host, long long after_ns, int ordinal, const std::string& uuid) {
+    json r = json::parse(e2e::read_file(kGolden + "/assert_report.json"));
+    r["process"]["rank"] = rank;
+    r["process"]["host"] = host;
+    r["process"]["pid"] = 1000 + rank;
+    r["first_error"]["time_ns"] = t0 + after_ns;
+    if (uuid.empty()) {
+      r.erase("devices");  // a report written before devices were recorded
+    } else {
+      r["devices"][0]["ordinal"] = ordinal;
+      r["devices"][0]["uuid"] = uuid;
+    }
+    write(dir.path() + "/firstassert-" + host + "-" + std::to_string(1000 + rank) + ".json", r.dump());
+  };
+  const std::string board_a = "GPU-aaaaaaaa-0000-0000-0000-000000000001";
+  const std::string board_b = "GPU-bbbbbbbb-0000-0000-0000-000000000002";
+  write_on(0, "node1", 0, 0, board_a);            // first
+  write_on(1, "node1", 100'000'000, 0, board_b);  // cuda:0 of its own, another board
+  write_on(2, "node1", 200'000'000, 1, board_a);  // the same board as rank 0, under another ordinal
+  write_on(3, "node2", 300'000'000, 0, "");
+  e2e::Run r = cli({"merge", dir.path()}, dir.path());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("  gpu     cuda:0 NVIDIA H100 80GB HBM3 (" + board_a + ", PCI 00000000:1B:00.0)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("by GPU (UUID; cuda:N is each process's own numbering):\n  " + board_a +
+                       " NVIDIA H100 80GB HBM3: rank 0 on node1 (cuda:0, failed first); rank 2 on node1 (cuda:1)\n  " +
+                       board_b + " NVIDIA H100 80GB HBM3: rank 1 on node1 (cuda:0)\n  1 failed report(s) name no GPU "
+                       "UUID\n"),
+            std::string::npos)
+      << r.out;
+  json j = json::parse(cli({"merge", "--json", dir.path()}, dir.path()).out);
+  ASSERT_EQ(j["gpus"].size(), 2u);
+  EXPECT_EQ(j["gpus"][0]["uuid"], board_a);
+  EXPECT_EQ(j["gpus"][0]["failures"].size(), 2u);
+  EXPECT_EQ(j["gpus"][0]["failures"][1]["rank"], 2);
+  EXPECT_EQ(j["failures"][2]["gpu"]["ordinal"], 1);
+  EXPECT_TRUE(j["failures"][3]["gpu"].is_null());
 }
 
 // A compiled culprit's rank names the model's line under the kernel.
