@@ -31,6 +31,11 @@ const char* firstassert_report_path(void);
  * their way through the stderr pipe (see firstassert_stderr_pipe). Returns 1 when there is a report, else 0. */
 int firstassert_refresh_report(void);
 
+/* The process is about to end (a notebook kernel asked to shut down, which its front end kills if it takes long to
+ * exit): the report is rewritten now as it is at exit, final. The exit handler rewrites it again if it runs. Returns
+ * 1 when there is a report, else 0. */
+int firstassert_finish_report(void);
+
 /* Where reports go from now on. Returns the directory they go to: dir, or, when a report was already written
  * elsewhere, that report's directory (it is not moved). Before recording starts, FIRSTASSERT_DIR decides instead. */
 const char* firstassert_set_report_dir(const char* dir);

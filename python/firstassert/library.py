@@ -106,6 +106,8 @@ def _bind(handle):
     handle.firstassert_report_path.argtypes = []
     handle.firstassert_refresh_report.restype = ctypes.c_int
     handle.firstassert_refresh_report.argtypes = []
+    handle.firstassert_finish_report.restype = ctypes.c_int
+    handle.firstassert_finish_report.argtypes = []
     handle.firstassert_set_report_dir.restype = ctypes.c_char_p
     handle.firstassert_set_report_dir.argtypes = [ctypes.c_char_p]
     handle.firstassert_stderr_pipe.restype = ctypes.c_int
@@ -263,6 +265,16 @@ def refresh_report():
     if handle is None:
         return None
     handle.firstassert_refresh_report()
+    return report_path()
+
+
+def finish_report():
+    """The process is about to end: rewrites its report now as at exit (final), and returns its path, or None while
+    there is none. For a notebook kernel asked to shut down, which its front end may kill before it exits."""
+    handle = _handle()
+    if handle is None:
+        return None
+    handle.firstassert_finish_report()
     return report_path()
 
 

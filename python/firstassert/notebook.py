@@ -13,6 +13,7 @@ context, and that only a restart brings CUDA back. Plain text, and HTML where th
                          failing cell shows the value the culprit's call was given) or off; no MODE: which
 """
 
+import functools
 import html
 import re
 import shlex
@@ -187,6 +188,21 @@ def values_magic(mode):
 _watch = None
 
 
+def _finishing_first(do_shutdown):
+    """The kernel's do_shutdown, with the report made final first: once the kernel has been asked to shut down (or
+    restart), its front end kills it if it takes long to exit (jupyter_client: SIGTERM at half its
+    shutdown_wait_time, 5 s by default), before the shim's exit handler could rewrite the report."""
+    @functools.wraps(do_shutdown)
+    def finishing(restart):
+        try:
+            library.finish_report()
+        except Exception as error:  # the shutdown comes first: ours may only add a line
+            say("could not finish the report at shutdown: %s: %s" % (type(error).__name__, error))
+        return do_shutdown(restart)
+    finishing.firstassert_wrapped = do_shutdown
+    return finishing
+
+
 def attach(shell):
     """Shows firstassert's findings in the cells of this IPython shell (once per shell)."""
     global _watch
@@ -195,6 +211,9 @@ def attach(shell):
     _watch = CellWatch()
     shell.events.register("post_run_cell", _watch.after_cell)
     shell.register_magic_function(magic, "line", "firstassert")
+    kernel = getattr(shell, "kernel", None)  # ipykernel's; a terminal IPython has none, and exits by itself
+    if kernel is not None and callable(getattr(kernel, "do_shutdown", None)):
+        kernel.do_shutdown = _finishing_first(kernel.do_shutdown)
 
 
 def detach(shell):
@@ -205,6 +224,10 @@ def detach(shell):
         except ValueError:
             pass
         _watch = None
+    kernel = getattr(shell, "kernel", None)
+    wrapped = getattr(getattr(kernel, "do_shutdown", None), "firstassert_wrapped", None)
+    if wrapped is not None:
+        kernel.do_shutdown = wrapped
     library.disable()
 
 

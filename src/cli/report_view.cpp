@@ -355,8 +355,11 @@ ReportView view_report(const json& report, const std::string& path, const CellNa
   add_refused(report, rows);
   rows.push_back(row("written", "written",
                      {{text_of(report, "written_at", "?") +
-                           (flag_of(report, "final", false) ? " (final, at exit)"
-                                                            : " (at detection; the process did not exit normally)"),
+                           (!flag_of(report, "final", false)
+                                ? " (at detection; the process did not exit normally)"
+                                : text_of(report, "final_at", "exit") == "shutdown"
+                                      ? " (final, when the process was asked to end; its exit did not rewrite it)"
+                                      : " (final, at exit)"),
                        Tone::quiet}},
                      true));
   return view;

@@ -69,12 +69,13 @@ struct Shim {
     return report_dir + "/firstassert-" + process.host + "-" + std::to_string(process.pid) + ".crash.json";
   }
 
-  bool write_report(const Findings& findings, bool final) {
+  // final_at: when final, "exit" or "shutdown" (report_json.h).
+  bool write_report(const Findings& findings, bool final, const char* final_at = "exit") {
     std::lock_guard lock(report_mutex);
     std::vector<LoadedModule> modules = loaded_modules();
     ToolInfo now = tool;
     sources::describe(now);  // the source may have changed (CUPTI handed to another tool, a disable)
-    ReportInput input{process, findings, modules, now, final, wall_ns(), &launch_values};
+    ReportInput input{process, findings, modules, now, final, wall_ns(), &launch_values, final_at};
     std::string error;
     try {
       if (report.write(report_json(input), error)) {
@@ -171,25 +172,29 @@ void on_launch_error(const LaunchError& error, bool first) {
   if (shim->write_report(shim->tracker.findings(), false)) say("report: %s", shim->report.path().c_str());
 }
 
-// At exit the report is rewritten with the secondary errors that followed (or first written, when launches were
-// refused but no sticky error came); a run without errors leaves no file and prints nothing.
-void at_exit() {
-  if (shim == nullptr || source::stopped()) return;  // a forked child never writes its parent's report
+// At exit (or when the process says it is about to end: finish_report) the report is rewritten with the secondary
+// errors that followed (or first written, when launches were refused but no sticky error came); a run without
+// errors leaves no file and prints nothing. What it says on stderr is said once.
+std::atomic<bool> finish_said{false};
+
+bool write_final_report(const char* final_at) {
+  if (shim == nullptr || source::stopped()) return false;  // a forked child never writes its parent's report
   // A healthy run reads nothing: findings() copies the whole ring (4,096 slots by default).
-  if (!shim->tracker.has_findings()) return;
+  if (!shim->tracker.has_findings()) return false;
   Findings findings = shim->tracker.findings();  // holds one or the other: neither is ever taken back
-  if (!findings.has_primary) {
-    shim->write_report(findings, true);  // the refused launches, now final
-    return;
-  }
-  bool written = shim->write_report(findings, true);
-  if (written) say_changed_answer(findings);
-  if (written && findings.secondary_count > 0) {
+  if (!findings.has_primary) return shim->write_report(findings, true, final_at);  // the refused launches, final
+  bool written = shim->write_report(findings, true, final_at);
+  if (!written || finish_said.exchange(true)) return written;
+  say_changed_answer(findings);
+  if (findings.secondary_count > 0) {
     say("%llu secondary error%s followed the first; report updated: %s",
         static_cast<unsigned long long>(findings.secondary_count), findings.secondary_count == 1 ? "" : "s",
         shim->report.path().c_str());
   }
+  return true;
 }
+
+void at_exit() { write_final_report("exit"); }
 
 // How long the stderr pipe may take to forward what is in it at exit or when asked for a fresh report.
 constexpr int kPipeCatchUpMs = 500;
@@ -236,12 +241,12 @@ void bring_up(ActivatedBy by) {
   source::Recording uses{&shim->tracker, nullptr, &shim->graph_breadcrumbs, &shim->sync, config.stack_depth,
                          config.python};
   shim->tracker.set_graph_probe([](uintptr_t exec) { return shim->graphs.nodes_of(exec); });
+  shim->tracker.set_device_probe(source::devices_seen);
   if (config.breadcrumbs) {
     uses.breadcrumbs = &shim->breadcrumbs;
     shim->breadcrumbs.set_launch_count([] { return shim->tracker.launch_count(); });
     shim->breadcrumbs.on_stream_end([](uint64_t key, uint64_t at) { shim->tracker.stream_ended(key, at); });
     shim->tracker.set_progress_probe([] { return shim->breadcrumbs.progress(); });
-  shim->tracker.set_device_probe(source::devices_seen);
   }
 
   source::start(uses);
@@ -320,6 +325,11 @@ bool refresh_report() {
   StderrPipe::process().catch_up(kPipeCatchUpMs);
   if (!shim->report_written.load(std::memory_order_acquire)) return false;
   return shim->write_report(shim->tracker.findings(), false);
+}
+
+bool finish_report() {
+  StderrPipe::process().catch_up(kPipeCatchUpMs);
+  return write_final_report("shutdown");
 }
 
 uint64_t launch_count() {

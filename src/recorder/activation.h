@@ -20,6 +20,10 @@ std::string report_path();
 // Rewrites the report with what is known now (secondary errors so far, device lines the stderr pipe still held),
 // when one has been written. False when there is none.
 bool refresh_report();
+// The process is about to end (a notebook kernel asked to shut down, which its front end may kill before it exits):
+// the report is rewritten as at exit, final, now; the exit handler rewrites it again if it runs. False when there is
+// nothing to report.
+bool finish_report();
 // How many launches have been recorded so far (the next launch's seq), or kNotRecording. The job's side brackets a
 // call with it to know which launches the call made (the launches of its thread numbered in between).
 inline constexpr uint64_t kNotRecording = UINT64_MAX;

@@ -75,6 +75,14 @@ FIRSTASSERT_RECORDER_EXPORT int firstassert_recorder_refresh_report(void) {
   }
 }
 
+FIRSTASSERT_RECORDER_EXPORT int firstassert_recorder_finish_report(void) {
+  try {
+    return firstassert::finish_report() ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
 FIRSTASSERT_RECORDER_EXPORT const char* firstassert_recorder_set_report_dir(const char* dir) {
   static thread_local std::string where;
   if (dir == nullptr || *dir == '\0') return nullptr;

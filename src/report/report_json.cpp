@@ -389,10 +389,11 @@ std::string report_json(const ReportInput& in) {
   r["tool"] = tool_section(in.tool);
   r["process"] = process_section(in.process);
   r["final"] = in.final;
+  r["final_at"] = in.final ? json(in.final_at) : json(nullptr);
   r["written_at"] = iso_time(in.written_ns);
   r["first_error"] = first_error_section(f);
-  r["decision"] = decision_section(f);
   r["devices"] = devices_section(f);
+  r["decision"] = decision_section(f);
   r["culprit"] = culprit_section(f, in.launch_values);
   r["candidates"] = candidates_section(f.candidates, in.launch_values);
   r["device_messages"] = device_messages_section(f.device_messages);

@@ -32,6 +32,8 @@ struct ReportInput {
   // What the job's own side (the Python package's values probe) found in the values a launch was given, by launch
   // seq: a JSON object each, written as `values` into the culprit or candidate with that seq.
   const std::map<uint64_t, std::string>* launch_values = nullptr;
+  // When final: "exit" (the exit handler), or "shutdown" (the process said it was about to end: finish_report).
+  const char* final_at = "exit";
 };
 
 std::string report_json(const ReportInput& input);

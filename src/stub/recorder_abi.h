@@ -37,6 +37,7 @@ int firstassert_recorder_enable(void);                         // firstassert_en
 const char* firstassert_recorder_report_path(void);            // firstassert_report_path(), forwarded
 void firstassert_recorder_stderr(const char* bytes, size_t size);  // what the process wrote to stderr
 int firstassert_recorder_refresh_report(void);                  // firstassert_refresh_report(), forwarded
+int firstassert_recorder_finish_report(void);                   // firstassert_finish_report(), forwarded
 const char* firstassert_recorder_set_report_dir(const char* dir);  // firstassert_set_report_dir(), forwarded
 int firstassert_recorder_stderr_pipe(int on);                   // firstassert_stderr_pipe(), forwarded
 int firstassert_recorder_disable(void);                         // firstassert_disable(), forwarded

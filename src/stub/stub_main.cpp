@@ -77,6 +77,7 @@ struct Recorder {
   int (*enable)() = nullptr;
   const char* (*report_path)() = nullptr;
   int (*refresh_report)() = nullptr;
+  int (*finish_report)() = nullptr;
   const char* (*set_report_dir)(const char*) = nullptr;
   int (*stderr_pipe)(int) = nullptr;
   int (*disable)() = nullptr;
@@ -125,6 +126,7 @@ void load_recorder() {
       !find(handle, "firstassert_recorder_enable", recorder.enable) ||
       !find(handle, "firstassert_recorder_report_path", recorder.report_path) ||
       !find(handle, "firstassert_recorder_refresh_report", recorder.refresh_report) ||
+      !find(handle, "firstassert_recorder_finish_report", recorder.finish_report) ||
       !find(handle, "firstassert_recorder_set_report_dir", recorder.set_report_dir) ||
       !find(handle, "firstassert_recorder_stderr_pipe", recorder.stderr_pipe) ||
       !find(handle, "firstassert_recorder_disable", recorder.disable) ||
@@ -169,6 +171,10 @@ FIRSTASSERT_EXPORT const char* firstassert_report_path(void) {
 
 FIRSTASSERT_EXPORT int firstassert_refresh_report(void) {
   return fas::recorder_ready.load(std::memory_order_acquire) ? fas::recorder.refresh_report() : 0;
+}
+
+FIRSTASSERT_EXPORT int firstassert_finish_report(void) {
+  return fas::recorder_ready.load(std::memory_order_acquire) ? fas::recorder.finish_report() : 0;
 }
 
 // Before the recorder is loaded there is nothing to move: FIRSTASSERT_DIR is read when recording starts.

@@ -18,6 +18,7 @@ import re
 import signal
 import sys
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
@@ -36,6 +37,10 @@ CAPTURE = PACKAGE_ROOT = SHIM = SIM_DIR = DEMO_DIR = None
 DEVICE_LINE = ("../aten/src/ATen/native/cuda/Loss.cu:250: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], "
                "thread: [5,0,0] Assertion `t >= 0 && t < n_classes` failed.")
 RESTART_ADVICE = "Jupyter: Kernel > Restart; Colab: Runtime > Restart session"
+# How `firstassert show` says when a final report was written: by the exit handler, or when the kernel was asked to
+# shut down or restart (and its exit, if it came, did not rewrite it).
+FINAL_AT_EXIT = "(final, at exit)"
+FINAL_AT_SHUTDOWN = "(final, when the process was asked to end; its exit did not rewrite it)"
 
 # The cells of the notebook. The job's setup, then the training loop, whose launch of nll_loss is on line 6 of its
 # cell; step 23's batch holds a label equal to the class count, and the loss read back at step 30 raises.
@@ -101,6 +106,17 @@ class Kernel:
         run_sync(self.client.km.restart_kernel)(now=False)
         run_sync(self.client.kc.wait_for_ready)(timeout=90)
         return old.returncode
+
+    def shut_down_then_kill(self):
+        """Kernel > Shutdown, and the kernel killed as soon as it answered, before it could exit."""
+        kc = self.client.kc
+        msg_id = kc.shutdown()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            reply = run_sync(kc.control_channel.get_msg)(timeout=max(1.0, deadline - time.monotonic()))
+            if reply["parent_header"].get("msg_id") == msg_id:
+                break
+        os.kill(self.pid(), signal.SIGKILL)
 
     def kill_and_restart(self):
         """The kernel dies of SIGKILL (out of memory, Colab's watchdog); the front end starts a new one."""
@@ -224,7 +240,7 @@ class KernelTestCase(unittest.TestCase):
         self.assertGreaterEqual(report["secondary"]["count"], 1, detail)
         self.assertIsNotNone(report["culprit"].get("device_message"), detail)
 
-    def check_shown_after_restart(self, kernel, report_path, final):
+    def check_shown_after_restart(self, kernel, report_path, written):
         kernel.run("%load_ext firstassert")
         shown_cell = kernel.run("%firstassert show")
         # `firstassert show`'s text, its wrapped lines joined again.
@@ -232,7 +248,7 @@ class KernelTestCase(unittest.TestCase):
         detail = self.detail(kernel, shown_cell)
         new_pid = kernel.pid()
         for expected in ["firstassert report " + report_path,
-                         "(final, at exit)" if final else "(at detection; the process did not exit normally)",
+                         written,
                          "an earlier process than this one (pid %d): the report predates it" % new_pid,
                          "launched at  Cell In[3], line %d  ->  " % TRAIN_LAUNCH_LINE,
                          "`t >= 0 && t < n_classes` failed"]:
@@ -258,8 +274,8 @@ class InAKernel(KernelTestCase):
                           self.detail(kernel, same))
             ended = kernel.restart()
             self.assertIn(ended, (0, -signal.SIGTERM), "the kernel exited, or jupyter_client terminated it")
-            # Exited: the report was rewritten at exit. Terminated: it must say the process did not exit normally.
-            self.check_shown_after_restart(kernel, report_path, final=ended == 0)
+            # Asked to restart, the kernel made its report final at once; exited, its exit rewrote it again.
+            self.check_shown_after_restart(kernel, report_path, FINAL_AT_EXIT if ended == 0 else FINAL_AT_SHUTDOWN)
             # The restarted kernel, healthy, writes no report of its own.
             kernel.run("import firstassert as fa; fa.enable()")
         self.assertEqual(self.report_paths(), [report_path])
@@ -270,7 +286,21 @@ class InAKernel(KernelTestCase):
             report_path = self.check_failing_cell(kernel, failing)
             self.check_secondary_cell(kernel, later, report_path)
             kernel.kill_and_restart()
-            self.check_shown_after_restart(kernel, report_path, final=False)
+            self.check_shown_after_restart(kernel, report_path, "(at detection; the process did not exit normally)")
+
+    def test_a_kernel_killed_once_it_answered_a_shutdown_request_leaves_a_final_report(self):
+        # Jupyter kills a kernel that has not exited within half its shutdown_wait_time (5 s by default), which
+        # ipykernel's own shutdown can take: the report must not wait for the exit handler.
+        with Kernel(self.workdir, kernel_env()) as kernel:
+            failing, later = self.fail_in_cells(kernel)
+            report_path = self.check_failing_cell(kernel, failing)
+            self.check_secondary_cell(kernel, later, report_path)
+            kernel.shut_down_then_kill()
+            with open(report_path, encoding="utf-8") as f:
+                report = json.load(f)
+            self.assertTrue(report["final"], report_path)
+            self.assertEqual(report["final_at"], "shutdown", report_path)
+            self.assertGreaterEqual(report["secondary"]["count"], 1, report_path)
 
     def test_a_refused_launch_is_not_told_to_restart_and_the_assert_after_it_is_the_first(self):
         with Kernel(self.workdir, kernel_env()) as kernel:
