@@ -95,7 +95,7 @@ struct CallCloser {
 };
 
 source::CallSite site_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& cb) {
-  return {domain, cbid, cb.functionParams, cb.functionName};
+  return {domain, cbid, cb.functionParams, cb.functionName, reinterpret_cast<uintptr_t>(cb.context)};
 }
 
 // The hot paths below make their calls last (tail calls) so that none of them saves registers: each takes

@@ -11,7 +11,9 @@
 namespace firstassert {
 namespace {
 
-uint64_t key_of(const LaunchRecord& r) { return stream_key(r.stream, r.per_thread_default_stream, r.thread); }
+uint64_t key_of(const LaunchRecord& r) {
+  return stream_key(r.stream, r.per_thread_default_stream, r.thread, r.device);
+}
 
 // A launch's stream and generation: the handle, and when that stream ended (StreamProgress::kLive: it lives).
 using Generation = std::pair<uint64_t, uint64_t>;

@@ -79,7 +79,7 @@ void Tracker::advance_context_mark_locked(uintptr_t context, uint64_t upto) {
 
 // A stream mark of a default stream proves only launches of the same context.
 bool Tracker::proven_complete(const std::vector<StreamMark>& marks, const LaunchFields& r) {
-  uint64_t key = stream_key(r.stream, r.per_thread_default_stream, r.thread);
+  uint64_t key = stream_key(r.stream, r.per_thread_default_stream, r.thread, r.device);
   bool by_context = is_default_stream_key(key);
   return std::any_of(marks.begin(), marks.end(), [&](const StreamMark& m) {
     return m.key == key && (!by_context || m.context == r.context) && r.seq >= m.since &&
@@ -200,7 +200,7 @@ void Tracker::keep_evidence_locked(uintptr_t context) {
   std::map<uint64_t, uintptr_t> default_context;
   shared_defaults_.clear();
   for (const LaunchRecord& r : all) {
-    uint64_t key = stream_key(r.stream, r.per_thread_default_stream, r.thread);
+    uint64_t key = stream_key(r.stream, r.per_thread_default_stream, r.thread, r.device);
     if (!is_default_stream_key(key) || r.context == 0) continue;
     auto [it, added] = default_context.emplace(key, r.context);
     if (!added && it->second != r.context &&
@@ -278,7 +278,7 @@ void Tracker::set_capturing_locked(uint64_t key, bool on) {
 // A capture ends whatever the call's result (an invalidated capture ends with an error).
 void Tracker::end_capture(const ApiCall& call) {
   std::lock_guard lock(mutex_);
-  set_capturing_locked(stream_key(call.stream, call.per_thread_default_stream, current_thread_id()), false);
+  set_capturing_locked(stream_key(call.stream, call.per_thread_default_stream, current_thread_id(), call.device), false);
 }
 
 // What a call that succeeded proves: syncs mark launches complete; captures, events and stream waits are followed.
@@ -291,7 +291,7 @@ __attribute__((always_inline)) inline void Tracker::record_success(const ApiCall
   }
   // Launches made by other threads while the call was blocked are not proven complete.
   uint64_t upto = call.launches_at_entry != ApiCall::kUnknown ? call.launches_at_entry : ring_.total();
-  uint64_t key = stream_key(call.stream, call.per_thread_default_stream, current_thread_id());
+  uint64_t key = stream_key(call.stream, call.per_thread_default_stream, current_thread_id(), call.device);
   std::lock_guard lock(mutex_);
   switch (call.kind) {
     case CallKind::sync_device:

@@ -54,6 +54,7 @@ struct ApiCall {
   uintptr_t event = 0;  // record_event, wait_event
   bool per_thread_default_stream = false;
   uintptr_t context = 0;
+  int32_t device = -1;  // the context's device (a default stream's key holds it); -1: not known
   // launch_count() when the call was entered: what a successful sync proves complete. kUnknown: count at exit.
   uint64_t launches_at_entry = kUnknown;
   // record_event: queue_marks() when the call was entered (the launches queued before the record); 0: not known.
@@ -174,7 +175,7 @@ class Tracker {
   // was lost before the write: Breadcrumbs::after_launch).
   __attribute__((always_inline)) uint64_t number_launch(LaunchEvent& launch) {
     if (capturing_count_.load(std::memory_order_acquire) != 0 && !launch.graph &&
-        capturing(stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id())))
+        capturing(stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id(), launch.device)))
       return kNotRecorded;
     complete_fields(launch, names_.intern(launch.kernel));
     return ring_.number(launch);

@@ -210,7 +210,7 @@ void Breadcrumbs::thread_ended(int32_t thread) {
     Slot& slot = slots_[i];
     if (slot.ident.load(std::memory_order_relaxed) == 0 || slot.thread != thread || slot.given_back) continue;
     // The thread's own default stream ends with it; a shared stream lives on for other threads.
-    bool own_stream = (slot.stream_key & 0xffffffffu) == kPerThreadStreamHandle;
+    bool own_stream = is_per_thread_stream_key(slot.stream_key);
     give_back_locked(slot, own_stream ? launches : StreamProgress::kLive);
     if (own_stream && stream_end_ != nullptr && launches != StreamProgress::kLive) stream_end_(slot.stream_key, launches);
   }

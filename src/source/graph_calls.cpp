@@ -68,7 +68,7 @@ void after_graph_call(GraphBreadcrumbs& graphs, const GraphCall& call) {
 void launch_captured(GraphBreadcrumbs& graphs, Tracker& tracker, const LaunchEvent& launch, uintptr_t stream_handle) {
   OurCall guard;
   graphs.captured_launch(reinterpret_cast<CUstream>(stream_handle),
-                         stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id()),
+                         stream_key(launch.stream, launch.per_thread_default_stream, current_thread_id(), launch.device),
                          node_event(tracker, launch));
 }
 

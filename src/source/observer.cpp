@@ -75,7 +75,7 @@ uint64_t marks_at_entry(const uint64_t* entered) {
 // inside a capture: the clear would join the graph). Returns the tagged queue marks.
 uint64_t launch_entering(const LaunchEvent& launch) {
   int32_t thread = current_thread_id();
-  uint64_t key = stream_key(launch.stream, launch.per_thread_default_stream, thread);
+  uint64_t key = stream_key(launch.stream, launch.per_thread_default_stream, thread, launch.device);
   if (recording.breadcrumbs != nullptr) {
     OurCall guard;
     recording.breadcrumbs->before_launch(key, thread);
@@ -98,7 +98,7 @@ uint64_t stream_call_entering(const CallSite& site, const ApiCall& probe) {
     // Ended at its entry: once the driver frees the handle, another thread's new stream may have it before this
     // call returns.
     int32_t thread = current_thread_id();
-    uint64_t key = stream_key(probe.stream, probe.per_thread_default_stream, thread);
+    uint64_t key = stream_key(probe.stream, probe.per_thread_default_stream, thread, probe.device);
     uint64_t launches = recording.tracker->launch_count();
     recording.tracker->stream_ended(key, launches);
     if (recording.breadcrumbs != nullptr) recording.breadcrumbs->stream_destroyed(key, launches);
@@ -150,7 +150,7 @@ void after_launch(LaunchEvent& launch, uint64_t seq) {
   if (recording.breadcrumbs != nullptr) {
     OurCall guard;
     int32_t thread = current_thread_id();
-    uint64_t key = stream_key(launch.stream, launch.per_thread_default_stream, thread);
+    uint64_t key = stream_key(launch.stream, launch.per_thread_default_stream, thread, launch.device);
     holds_back_later =
         recording.breadcrumbs->after_launch(key, thread, reinterpret_cast<CUstream>(handle), seq, !forced);
   }
@@ -194,6 +194,7 @@ void call_returned(const CallSite& site, int code, uintptr_t context, const uint
   call.api = site.function;
   call.code = code;
   call.context = context;
+  call.device = device_of(context);
   if (describe_stream_call(site.domain, site.cbid, site.params, call)) {
     call.launches_at_entry = entered != nullptr ? *entered : 0;
     if (call.kind == CallKind::record_event) {
@@ -210,9 +211,16 @@ void call_returned(const CallSite& site, int code, uintptr_t context, const uint
 uint64_t call_entered(const CallSite& site) {
   if (!call_needs_entering(site.domain, site.cbid)) return 0;
   LaunchEvent launch;
-  if (describe_launch(site.domain, site.cbid, site.params, launch)) return launch_entering(launch);
+  if (describe_launch(site.domain, site.cbid, site.params, launch)) {
+    launch.device = device_of(site.context);  // the context current when the call began
+    return launch_entering(launch);
+  }
   ApiCall probe;
-  if (describe_stream_call(site.domain, site.cbid, site.params, probe)) return stream_call_entering(site, probe);
+  if (describe_stream_call(site.domain, site.cbid, site.params, probe)) {
+    probe.context = site.context;
+    probe.device = device_of(site.context);
+    return stream_call_entering(site, probe);
+  }
   other_call_entering(site);
   return 0;
 }

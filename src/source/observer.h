@@ -40,6 +40,7 @@ struct CallSite {
   CUpti_CallbackId cbid;
   const void* params;           // the call's *_params struct (generated_*_meta.h), valid during the call
   const char* function;         // its name
+  uintptr_t context = 0;        // the context current when the call began (0: none, or not known)
 };
 
 // Before the call: returns what call_exited needs back (the launch count, for calls that prove completion; the queue

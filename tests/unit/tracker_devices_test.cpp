@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/clock.h"
+#include "core/stream_key.h"
 #include "core/tracker.h"
 #include "tracker_feed.h"
 
@@ -31,17 +33,25 @@ DeviceIdentity identity(uintptr_t context, int32_t ordinal) {
   return d;
 }
 
-uint64_t launch_on(Tracker& t, uintptr_t context, int32_t device, const char* kernel) {
-  LaunchEvent e = test::kernel_launch(kernel, 0x5000);
+uint64_t launch_on(Tracker& t, uintptr_t context, int32_t device, const char* kernel, uintptr_t stream = 0x5000) {
+  LaunchEvent e = test::kernel_launch(kernel, stream);
   e.context = context;
   e.device = device;
   return test::accepted(t, e, "cudaLaunchKernel");
 }
 
-ApiCall on(uintptr_t context, const char* api, int code, CallKind kind) {
-  ApiCall c = test::call_of(api, code, kind, 0x5000);
+ApiCall on(uintptr_t context, const char* api, int code, CallKind kind, uintptr_t stream = 0x5000,
+           int32_t device = -1) {
+  ApiCall c = test::call_of(api, code, kind, stream);
   c.context = context;
+  c.device = device;
   return c;
+}
+
+std::vector<uint64_t> candidates(const Tracker& t) {
+  std::vector<uint64_t> seqs;
+  for (const LaunchRecord& r : t.findings().candidates) seqs.push_back(r.seq);
+  return seqs;
 }
 
 // Two GPUs: the probe names them in the order they were first seen (cuda:0 first).
@@ -148,6 +158,66 @@ TEST(TrackerDevices, AContextTheProbeDidNotNameIsStillListed) {
   EXPECT_EQ(f.devices[1].identity.context, kContext0);
   EXPECT_EQ(f.devices[1].identity.ordinal, -1);
   EXPECT_STREQ(after_state(f.devices[1].after), "working");
+}
+
+// Each context has its own legacy and per-thread default streams under the same handles: the keys tell them apart,
+// and device 0's keys are those of a single-GPU process.
+TEST(StreamKey, DefaultStreamsOfEachDeviceHaveTheirOwnKey) {
+  const int32_t thread = 4242;
+  EXPECT_EQ(stream_key(0, false, thread, 0), 0u);
+  EXPECT_EQ(stream_key(0, false, thread, -1), 0u);  // a device not known: as device 0
+  EXPECT_EQ(stream_key(kPerThreadStreamHandle, false, thread, 0), kPerThreadStreamHandle | (uint64_t{4242} << 32));
+  std::vector<uint64_t> keys;
+  for (int32_t device : {0, 1, 7}) {
+    keys.push_back(stream_key(0, false, thread, device));
+    keys.push_back(stream_key(kLegacyStreamHandle, false, thread, device));  // the legacy stream again
+    keys.push_back(stream_key(0, true, thread, device));                     // the thread's own (_ptsz)
+    keys.push_back(stream_key(0, true, thread + 1, device));
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    EXPECT_TRUE(is_default_stream_key(keys[i])) << i;
+    EXPECT_EQ(is_per_thread_stream_key(keys[i]), i % 4 >= 2) << i;
+    for (size_t j = 0; j < keys.size(); ++j) {
+      bool same_stream = i / 4 == j / 4 && i % 4 < 2 && j % 4 < 2;  // 0 and CU_STREAM_LEGACY on one device
+      if (i != j) {
+        EXPECT_EQ(keys[i] == keys[j], same_stream) << i << " " << j;
+      }
+    }
+  }
+  const uintptr_t created = 0x7f3a5c001e40;  // a created stream: its handle, on any device
+  EXPECT_EQ(stream_key(created, false, thread, 1), created);
+  EXPECT_EQ(stream_key(created, true, thread, 1), created);
+  EXPECT_FALSE(is_default_stream_key(created));
+  EXPECT_FALSE(is_default_stream_key(0x7f3a00000010));  // low half small, high half not: an address
+}
+
+// A model split over two GPUs launches onto each device's legacy default stream from one thread: the breadcrumbs
+// follow the two streams apart, so the failing device's unfinished launch is known exactly.
+TEST(TrackerDevices, EachDevicesDefaultStreamIsFollowedApart) {
+  Tracker t(64);
+  two_gpus(t);
+  launch_on(t, kContext0, 0, "_Z5layerv", 0);              // 0
+  launch_on(t, kContext1, 1, "_Z5layerv", 0);              // 1
+  launch_on(t, kContext0, 0, "_Z5layerv", 0);              // 2
+  uint64_t loss = launch_on(t, kContext1, 1, "_Z4lossv", 0);  // 3: faults
+  const int32_t thread = current_thread_id();
+  test::breadcrumbs(t, {{stream_key(0, false, thread, 0), 3}, {stream_key(0, false, thread, 1), 2}});
+  t.record_call(on(kContext1, "cudaStreamSynchronize", 710, CallKind::sync_stream, 0, 1));
+  Findings f = t.findings();
+  ASSERT_TRUE(f.culprit) << f.reason;
+  EXPECT_EQ(f.culprit->seq, loss);
+  EXPECT_STREQ(f.confidence, "exact") << f.reason;
+}
+
+// A sync of one device's default stream proves nothing of another device's default stream.
+TEST(TrackerDevices, ASyncOfOneDevicesDefaultStreamLeavesTheOthers) {
+  Tracker t(64);
+  two_gpus(t);
+  uint64_t culprit = launch_on(t, kContext1, 1, "_Z4lossv", 0);  // 0: faults on cuda:1
+  launch_on(t, kContext0, 0, "_Z5layerv", 0);                    // 1
+  t.record_call(on(kContext0, "cudaStreamSynchronize", 0, CallKind::sync_stream, 0, 0));
+  t.record_call(on(kContext1, "cudaStreamSynchronize", 710, CallKind::sync_stream, 0, 1));
+  EXPECT_THAT(candidates(t), ElementsAre(culprit));
 }
 
 }  // namespace

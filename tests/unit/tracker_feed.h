@@ -78,7 +78,7 @@ inline void breadcrumbs(Tracker& t, std::map<uint64_t, uint64_t> completed_befor
   t.set_progress_probe([&t, marks = std::move(completed_before)]() -> std::optional<StreamProgressView> {
     std::map<std::pair<uint64_t, int32_t>, uint64_t> launched_before;
     for (const LaunchRecord& r : t.ring().snapshot()) {
-      uint64_t key = stream_key(r.stream, r.per_thread_default_stream, r.thread);
+      uint64_t key = stream_key(r.stream, r.per_thread_default_stream, r.thread, r.device);
       if (marks.count(key) != 0) launched_before[{key, r.thread}] = r.seq + 1;
     }
     StreamProgressView view;
