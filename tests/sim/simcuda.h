@@ -54,7 +54,14 @@ const char* simcuda_running_kernel_name(void);
  * arguments need not be sizable: nothing reads them.
  *
  * SIMCUDA_DEVICE_CODE (environment): a colon-separated list of libraries that cuInit loads (RTLD_NOW); their
- * constructors register kernel bodies and families, as a program's own fatbinaries bring their device code. */
+ * constructors register kernel bodies and families, as a program's own fatbinaries bring their device code.
+ *
+ * SIMCUDA_DEVICES (environment, read once at cuInit; default 1): how many GPUs the simulated machine has, 1 to 16
+ * (another value: one line on stderr, and 1). Each is an H100 with its own UUID and PCI bus, its own primary context,
+ * streams, memory and sticky error; CUDA_VISIBLE_DEVICES selects and renumbers them as the driver does. A kernel
+ * body runs on the device whose stream it was launched into: its simcuda_device_assert loses that device's context
+ * only; a sticky simcuda_device_fault (700 and the others whose documentation says the process is left inconsistent)
+ * every device's. */
 
 /* Inside a body: the kernel keeps its stream busy this long (returns early once the device has faulted or this
  * body raised a device-side assert). */

@@ -30,7 +30,7 @@ Result traced_call(const PrivateTable& table, const TraceSite& site, const Param
   data.functionReturnValue = &result;
   data.symbolName = symbol;
   data.context = context;
-  data.contextUid = context != nullptr ? 1u : 0u;
+  data.contextUid = context == nullptr ? 0u : table.context_uid != nullptr ? table.context_uid(context) : 1u;
   data.correlationData = &correlation_data;
   data.correlationId = table.next_correlation_id();
   dispatch(site.domain, site.cbid, &data);

@@ -74,6 +74,10 @@ struct PrivateTable {
   // libcupti: a stream handle's id (cuStreamGetId's), untraced; per_thread as for the _ptsz entry points. 0 for a
   // handle that names no live stream.
   uint64_t (*stream_id)(CUstream stream, bool per_thread) = nullptr;
+  // libcupti and libcudart: the device ordinal of a context (-1: not a context), and its id as CUPTI gives it
+  // (contextUid, cuptiGetContextId; 0: not a context). Untraced.
+  int (*context_device)(CUcontext context) = nullptr;
+  uint32_t (*context_uid)(CUcontext context) = nullptr;
 };
 
 // {53494d43-5544-4150-5249-564154453031}: "SIMCUDAPRIVATE01".

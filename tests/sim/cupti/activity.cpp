@@ -663,6 +663,27 @@ uint32_t stream_id_of(CUstream stream, bool per_thread) {
   return id != 0 ? static_cast<uint32_t>(id) : CUPTI_SYNCHRONIZATION_INVALID_VALUE;
 }
 
+// A context's device and id, from the driver (device 0 and id 1, the first device's primary context, where the driver
+// cannot tell, as for a call made before any context existed).
+bool table_has_contexts(const PrivateTable& driver) {
+  return driver.size >= offsetof(PrivateTable, context_uid) + sizeof driver.context_uid &&
+         driver.context_device != nullptr && driver.context_uid != nullptr;
+}
+
+uint32_t device_of(CUcontext context) {
+  const PrivateTable* driver = linked_driver();
+  if (driver == nullptr || !table_has_contexts(*driver) || context == nullptr) return 0;
+  int device = driver->context_device(context);
+  return device >= 0 ? static_cast<uint32_t>(device) : 0;
+}
+
+uint32_t context_id_of(CUcontext context) {
+  const PrivateTable* driver = linked_driver();
+  if (driver == nullptr || !table_has_contexts(*driver) || context == nullptr) return 1;
+  uint32_t id = driver->context_uid(context);
+  return id != 0 ? id : 1;
+}
+
 // At the outermost EXIT of a call, its SYNCHRONIZATION or CUDA_EVENT record (no lock held: the lookups reach the
 // driver).
 void write_call_record(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const ThreadState& t, uint64_t end,
@@ -702,7 +723,7 @@ void write_call_record(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const
     r.start = t.start;
     r.end = end;
     r.correlationId = t.correlation;
-    r.contextId = 1;
+    r.contextId = context_id_of(call.context);
     r.streamId = stream;
     r.cudaEventId = event_id;
     r.cudaEventSyncId = sync_id;
@@ -712,10 +733,10 @@ void write_call_record(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const
     CUpti_ActivityCudaEvent2 r{};
     r.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
     r.correlationId = t.correlation;
-    r.contextId = 1;
+    r.contextId = context_id_of(call.context);
     r.streamId = stream;
     r.eventId = event_id;
-    r.deviceId = 0;
+    r.deviceId = device_of(call.context);
     r.deviceTimestamp = 0;  // not modelled (cuptiActivityEnableCudaEventDeviceTimestamps)
     r.cudaEventSyncId = sync_id;
     append(s, &r, sizeof r);
@@ -1109,21 +1130,25 @@ CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t* timestamp_out) {
   return CUPTI_SUCCESS;
 }
 
-// The ids records carry: the primary context is the only one (1), streams have cuStreamGetId's ids.
+// The ids records carry: each device's primary context has its id (device 0's is 1), streams have cuStreamGetId's.
 CUptiResult CUPTIAPI cuptiGetContextId(CUcontext context, uint32_t* contextId) {
   if (contextId == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
-  if (linked_driver() == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
-  if (context == nullptr) return CUPTI_ERROR_INVALID_CONTEXT;
-  *contextId = 1;
+  const simcuda::PrivateTable* driver = linked_driver();
+  if (driver == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  if (context == nullptr || (table_has_contexts(*driver) && driver->context_uid(context) == 0))
+    return CUPTI_ERROR_INVALID_CONTEXT;
+  *contextId = context_id_of(context);
   return CUPTI_SUCCESS;
 }
 
-// The one simulated device is device 0.
+// The ordinal of the context's device.
 CUptiResult CUPTIAPI cuptiGetDeviceId(CUcontext context, uint32_t* deviceId) {
   if (deviceId == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
-  if (linked_driver() == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
-  if (context == nullptr) return CUPTI_ERROR_INVALID_CONTEXT;
-  *deviceId = 0;
+  const simcuda::PrivateTable* driver = linked_driver();
+  if (driver == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  if (context == nullptr || (table_has_contexts(*driver) && driver->context_device(context) < 0))
+    return CUPTI_ERROR_INVALID_CONTEXT;
+  *deviceId = device_of(context);
   return CUPTI_SUCCESS;
 }
 

@@ -5,8 +5,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #include "../common/error_table.h"
+#include "device_table.h"
 #include "driver_state.h"
 #include "graph.h"
 #include "tool_events.h"
@@ -14,9 +16,10 @@
 namespace simcuda {
 namespace {
 
-thread_local Stream* per_thread_stream = nullptr;
+// The calling thread's default stream on each device (the _ptsz/_ptds API's stream 0).
+thread_local Stream* per_thread_stream[kMaxDevices] = {};
 
-// A thread's default stream goes when the thread does (its queued work still runs first).
+// A thread's default streams go when the thread does (their queued work still runs first).
 struct PerThreadStreamOwner {
   ~PerThreadStreamOwner();
 };
@@ -30,8 +33,9 @@ int64_t now_ns() {
 // A sticky fault the kernel body running on this worker raised, applied when the body returns (raise_fault).
 thread_local int trapped_code = 0;
 
-// What a kernel body is running, for simcuda_device_assert/fault on the worker thread.
+// What a kernel body is running, for simcuda_device_assert/fault on the worker thread, and on which device.
 thread_local Kernel* running_kernel = nullptr;
+thread_local Device* worker_device = nullptr;
 // Whether that body raised a sticky fault (its kernel trapped): its later simcuda_sleep_us calls return at once.
 thread_local bool running_kernel_trapped = false;
 
@@ -55,25 +59,71 @@ bool current_kernel_trapped() { return running_kernel_trapped; }
 
 namespace {
 PerThreadStreamOwner::~PerThreadStreamOwner() {
-  if (per_thread_stream != nullptr) Device::get().retire_per_thread_stream(per_thread_stream);
+  for (Stream* stream : per_thread_stream) {
+    if (stream != nullptr) stream->device->retire_per_thread_stream(stream);
+  }
 }
+
+// What all devices share (device.h). Never destroyed: worker threads outlive static destruction at exit.
+struct Shared {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::mutex creation;
+  std::atomic<Device*> devices[kMaxDevices] = {};
+  int process_fault = 0;  // guarded by mutex: a fault that lost every context, also those of devices made later
+};
+Shared& shared() {
+  static Shared* instance = new Shared;
+  return *instance;
+}
+
 }  // namespace
 
-Device& Device::get() {
-  // Never destroyed: worker threads outlive static destruction at exit.
-  static Device* device = new Device;
+Device& Device::of(int ordinal) {
+  Shared& s = shared();
+  if (Device* device = s.devices[ordinal].load(std::memory_order_acquire)) return *device;
+  std::lock_guard lock(s.creation);
+  if (Device* device = s.devices[ordinal].load()) return *device;
+  auto* device = new Device(ordinal);  // never destroyed, as Shared
+  s.devices[ordinal].store(device, std::memory_order_release);
+  static std::once_flag at_exit_once;
+  std::call_once(at_exit_once, [] { std::atexit(shut_down_at_exit); });
   return *device;
 }
 
-Device::Device() {
+Device* Device::current() {
+  int ordinal = current_device();
+  return ordinal >= 0 ? &of(ordinal) : nullptr;
+}
+
+Device* Device::running() { return worker_device; }
+
+Stream* Device::find(CUstream handle) {
+  Shared& s = shared();
+  std::lock_guard lock(s.mutex);
+  for (auto& slot : s.devices) {
+    Device* device = slot.load(std::memory_order_acquire);
+    if (device == nullptr) continue;
+    for (Stream* stream : device->streams_) {
+      if (reinterpret_cast<CUstream>(stream) == handle) return stream->destroyed ? nullptr : stream;
+    }
+  }
+  return nullptr;
+}
+
+Device::Device(int ordinal) : ordinal_(ordinal), mutex_(shared().mutex), changed_(shared().changed) {
   const char* blocking = std::getenv("CUDA_LAUNCH_BLOCKING");
   launch_blocking_ = blocking != nullptr && std::strcmp(blocking, "1") == 0;
   std::lock_guard lock(mutex_);
   legacy_ = new_stream_locked(0, /*legacy=*/true);
-  std::atexit(shut_down_at_exit);
+  if (shared().process_fault != 0) sticky_.store(shared().process_fault, std::memory_order_release);
 }
 
-void Device::shut_down_at_exit() { get().shut_down(); }
+void Device::shut_down_at_exit() {
+  for (auto& slot : shared().devices) {
+    if (Device* device = slot.load(std::memory_order_acquire)) device->shut_down();
+  }
+}
 
 // The process is exiting: like the driver tearing its context down, drop queued work, stop running kernels (at
 // their next simcuda_sleep_us) and wait a bounded time for bodies still running, so that none touches the
@@ -94,6 +144,7 @@ void Device::shut_down() {
 
 Stream* Device::new_stream_locked(unsigned flags, bool legacy) {
   auto* stream = new Stream;
+  stream->device = this;
   stream->id = next_stream_id_++;
   stream->flags = flags;
   stream->legacy = legacy;
@@ -125,19 +176,16 @@ void Device::flush_messages_locked() {
 
 Stream* Device::resolve(CUstream handle, bool per_thread) {
   if (handle == CU_STREAM_PER_THREAD || (handle == nullptr && per_thread)) {
-    if (per_thread_stream == nullptr) {
+    Stream*& own = per_thread_stream[ordinal_];
+    if (own == nullptr) {
       (void)&per_thread_stream_owner;  // constructs the thread's owner, whose destructor retires the stream
       std::lock_guard lock(mutex_);
-      per_thread_stream = new_stream_locked(0, false);
+      own = new_stream_locked(0, false);
     }
-    return per_thread_stream;
+    return own;
   }
   if (handle == nullptr || handle == CU_STREAM_LEGACY) return legacy_;
-  std::lock_guard lock(mutex_);
-  for (Stream* s : streams_) {
-    if (reinterpret_cast<CUstream>(s) == handle) return s->destroyed ? nullptr : s;
-  }
-  return nullptr;
+  return find(handle);
 }
 
 CUstream Device::create_stream(unsigned flags) {
@@ -152,7 +200,7 @@ CUstream Device::create_stream(unsigned flags) {
 }
 
 CUresult Device::destroy_stream(Stream* stream) {
-  if (stream == legacy_ || stream == per_thread_stream) return CUDA_ERROR_INVALID_HANDLE;
+  if (stream == legacy_ || stream == per_thread_stream[ordinal_]) return CUDA_ERROR_INVALID_HANDLE;
   emit_stream_resource_event(CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING, reinterpret_cast<CUstream>(stream));
   std::lock_guard lock(mutex_);
   // As with the real driver, work already queued still runs; the handle is dead at once.
@@ -169,7 +217,9 @@ void Device::retire_per_thread_stream(Stream* stream) {
 
 bool Device::ready_locked(const Work& work) const {
   for (const auto& [stream, seq] : work.waits) {
-    if (stream->completed < seq) return false;
+    // A wait on another device whose context was lost is over: that work will never run. (CUDA does not document
+    // what a stream waiting on a lost context's event does; to be confirmed on a GPU, docs/gpu-validation.md.)
+    if (stream->completed < seq && !(stream->device != this && stream->device->faulted())) return false;
   }
   return true;
 }
@@ -215,6 +265,7 @@ GraphNode* Device::capture_locked(Stream* stream, CUgraphNodeType type) {
 }
 
 void Device::worker_loop(Stream* stream) {
+  worker_device = this;
   std::unique_lock lock(mutex_);
   for (;;) {
     changed_.wait(lock, [&] {
@@ -312,7 +363,24 @@ void Device::raise_fault(int code, std::string message) {
   lose_context_locked(code);
 }
 
+// What a fault reaches, as the error's documentation (cuda.h) says. CUDA_ERROR_ASSERT: "The context cannot be used
+// anymore, and must be destroyed" -- that context, the faulting device's; other devices' contexts keep working
+// (the documentation says nothing of them). Every other sticky error (700 illegal address, 714-719, 702, 721, 226):
+// "This leaves the process in an inconsistent state and any further CUDA work will return the same error" -- every
+// context of the process. Both readings are to be confirmed on a machine with two GPUs (docs/gpu-validation.md).
 void Device::lose_context_locked(int code) {
+  if (code == CUDA_ERROR_ASSERT) {
+    lose_one_context_locked(code);
+    return;
+  }
+  if (shared().process_fault == 0) shared().process_fault = code;
+  for (auto& slot : shared().devices) {
+    Device* device = slot.load(std::memory_order_acquire);
+    if (device != nullptr && !device->faulted()) device->lose_one_context_locked(code);
+  }
+}
+
+void Device::lose_one_context_locked(int code) {
   sticky_.store(code, std::memory_order_release);
   // The context is lost: nothing queued on any stream will run.
   for (Stream* s : streams_) s->queue.clear();
@@ -403,7 +471,7 @@ CUresult Device::mem_ops(Stream* stream, std::vector<CUstreamBatchMemOpParams> o
     GraphNode* node = capture_locked(stream, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);
     if (node == nullptr) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     node->mem_ops = std::move(ops);
-    node->mem_op_context = primary_context();
+    node->mem_op_context = primary_context(ordinal_);
     return CUDA_SUCCESS;
   }
   for (Work& work : mem_op_work(ops)) {

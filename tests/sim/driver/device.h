@@ -1,7 +1,10 @@
-// The simulated GPU: streams with their own worker threads (work in order per stream, streams concurrent), the
-// legacy default stream's implicit synchronization, events, stream capture into graphs and graph replay, device
-// memory, and the context's sticky error after a device fault. The driver API (driver_api.cpp, graph_api.cpp) is a
-// thin layer over this class; graphs themselves are graph.h's.
+// A simulated GPU, one per visible device with its primary context: streams with their own worker threads (work in
+// order per stream, streams concurrent), the legacy default stream's implicit synchronization, events, stream
+// capture into graphs and graph replay, and the context's sticky error after a device fault. The driver API
+// (driver_api.cpp, graph_api.cpp) is a thin layer over this class; graphs themselves are graph.h's.
+//
+// All devices share one lock and one condition: work on one device may wait for another device's stream (an event
+// recorded there, cuStreamWaitEvent), and its worker must wake when that stream moves.
 #pragma once
 
 #include <cuda.h>
@@ -22,6 +25,7 @@
 
 namespace simcuda {
 
+class Device;
 struct Stream;
 struct Graph;
 struct GraphNode;
@@ -58,6 +62,7 @@ struct Work {
 CUresult make_kernel_work(CUfunction function, dim3 grid, dim3 block, void** params, void** extra, Work* work);
 
 struct Stream {
+  Device* device = nullptr;  // whose context the stream was created in
   uint64_t id = 0;
   unsigned flags = 0;
   int priority = 0;  // recorded and reported; the simulated device does not schedule by it
@@ -76,6 +81,7 @@ struct Stream {
 };
 
 struct Event {
+  Device* device = nullptr;  // whose context the event was created in
   unsigned flags = 0;
   Stream* stream = nullptr;  // last record
   uint64_t seq = 0;
@@ -84,14 +90,23 @@ struct Event {
 
 class Device {
  public:
-  static Device& get();
+  // The device of a visible ordinal (created on first use), and of the calling thread's current context (nullptr
+  // when none is current).
+  static Device& of(int ordinal);
+  static Device* current();
+  // The device whose stream worker runs the calling kernel body (nullptr off the workers).
+  static Device* running();
+  // A stream handle of any device's context (not the default-stream handles): nullptr when none is live.
+  static Stream* find(CUstream handle);
+  int ordinal() const { return ordinal_; }
 
   // The context's sticky error, or CUDA_SUCCESS (any call can learn it; only synchronizing calls, and the exit of
   // the process, print the device's pending assertion lines, as the driver does).
   CUresult observe_error();
 
-  // Stream handles: nullptr is the legacy default stream (the calling thread's own stream when per_thread is set,
-  // as for the _ptsz entry points), CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are the two default streams.
+  // Stream handles: nullptr is this device's legacy default stream (the calling thread's own stream on this device
+  // when per_thread is set, as for the _ptsz entry points), CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are the two
+  // default streams; any other handle may be a stream of another device's context.
   Stream* resolve(CUstream handle, bool per_thread);
   CUstream create_stream(unsigned flags);
   void retire_per_thread_stream(Stream* stream);
@@ -138,7 +153,7 @@ class Device {
   bool shutting_down() const { return shutting_down_.load(std::memory_order_acquire); }
 
  private:
-  Device();
+  explicit Device(int ordinal);
   Stream* new_stream_locked(unsigned flags, bool legacy);
   CUresult enqueue(Stream* stream, Work work, uint64_t* seq_out = nullptr);
   CUresult enqueue_locked(Stream* stream, Work work, uint64_t* seq_out = nullptr);
@@ -147,17 +162,20 @@ class Device {
   CUresult wait_for(Stream* stream, uint64_t seq);
   CUresult sync_result_locked();
   void flush_messages_locked();
-  // The sticky error `code`: queued work on every stream is dropped.
+  // The sticky error `code`: queued work on every stream is dropped; for a code whose documentation says the
+  // whole process is left inconsistent, on every device (lose_process_locked).
   void lose_context_locked(int code);
+  void lose_one_context_locked(int code);
   bool ready_locked(const Work& work) const;
   void worker_loop(Stream* stream);
   void execute(Work& work);
   void shut_down();
   static void shut_down_at_exit();
 
+  const int ordinal_;
   bool launch_blocking_ = false;  // CUDA_LAUNCH_BLOCKING=1, read once as the driver does
-  std::mutex mutex_;
-  std::condition_variable changed_;
+  std::mutex& mutex_;                 // shared by all devices (above)
+  std::condition_variable& changed_;  // shared by all devices
   std::vector<Stream*> streams_;  // live streams; Stream objects are never freed: waits and events may name them
   Stream* legacy_ = nullptr;
   std::atomic<int> sticky_{0};

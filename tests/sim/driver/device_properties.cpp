@@ -2,9 +2,12 @@
 
 #include <unordered_map>
 
+#include "device_table.h"
+
 namespace simcuda {
 
-std::optional<int> device_attribute(CUdevice_attribute attribute) {
+std::optional<int> device_attribute(CUdevice_attribute attribute, int physical) {
+  if (attribute == CU_DEVICE_ATTRIBUTE_PCI_BUS_ID) return physical_device_pci_bus(physical);
   // Values of an H100 SXM5 80 GB as NVIDIA's specifications and deviceQuery give them (compute capability 9.0,
   // 132 SMs, 227 KB opt-in shared memory per block, 50 MB L2). Texture and surface limits are not modelled.
   static const std::unordered_map<int, int>* values = new std::unordered_map<int, int>{

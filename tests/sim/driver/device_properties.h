@@ -1,4 +1,4 @@
-// The simulated GPU's properties: an H100-class device (SXM5, 80 GB), one table answering cuDeviceGetAttribute,
+// The simulated GPUs' properties: H100-class devices (SXM5, 80 GB), one table answering cuDeviceGetAttribute,
 // cuDeviceTotalMem and cuDeviceGetName, from which the runtime builds its cudaDeviceProp as NVIDIA's runtime does.
 #pragma once
 
@@ -9,8 +9,9 @@
 
 namespace simcuda {
 
-// The attribute's value, or nullopt for one the simulator does not model.
-std::optional<int> device_attribute(CUdevice_attribute attribute);
+// The attribute's value on a physical device (device_table.h), or nullopt for one the simulator does not model. The
+// devices are alike but for where they sit: each its own PCI bus.
+std::optional<int> device_attribute(CUdevice_attribute attribute, int physical);
 
 inline constexpr const char* kDeviceName = "NVIDIA H100 80GB HBM3 (simcuda)";
 // Device memory is host memory: this is the capacity the device reports, not memory set aside.

@@ -30,10 +30,10 @@ struct cuCtxSynchronize_params {};
 CUresult launch(CUfunction function, dim3 grid, dim3 block, unsigned shared, CUstream handle, bool per_thread,
                 void** params, void** extra) {
   Stream* stream = nullptr;
-  if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
+  if (CUresult r = current_stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
   simcuda::Work work;
   if (CUresult r = simcuda::make_kernel_work(function, grid, block, params, extra, &work); r != CUDA_SUCCESS) return r;
-  return device().launch(stream, std::move(work), shared);
+  return stream->device->launch(stream, std::move(work), shared);
 }
 
 CUresult launch_ex(const CUlaunchConfig* config, CUfunction f, void** params, void** extra, bool per_thread) {
@@ -47,7 +47,7 @@ CUresult stream_sync(CUstream handle, bool per_thread) {
   if (CUresult r = sync_ready(); r != CUDA_SUCCESS) return r;
   Stream* stream = nullptr;
   if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
-  CUresult r = device().synchronize(stream);
+  CUresult r = stream->device->synchronize(stream);
   simcuda::emit_synchronize_event(CUPTI_CBID_SYNCHRONIZE_STREAM_SYNCHRONIZED, handle);
   return r;
 }
@@ -56,21 +56,27 @@ CUresult stream_query(CUstream handle, bool per_thread) {
   if (CUresult r = sync_ready(); r != CUDA_SUCCESS) return r;
   Stream* stream = nullptr;
   if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
-  return device().query(stream);
+  return stream->device->query(stream);
 }
 
 CUresult stream_wait_event(CUstream handle, CUevent event, bool per_thread) {
   Stream* stream = nullptr;
   if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
+  // cuStreamWaitEvent: "The event hEvent may be from a different context or device than the stream hStream": the
+  // wait orders the two devices' work.
   if (event == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-  return device().wait_event(stream, reinterpret_cast<simcuda::Event*>(event));
+  return stream->device->wait_event(stream, reinterpret_cast<simcuda::Event*>(event));
 }
 
 CUresult event_record(CUevent event, CUstream handle, bool per_thread) {
   Stream* stream = nullptr;
   if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
   if (event == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-  return device().record_event(reinterpret_cast<simcuda::Event*>(event), stream);
+  auto* recorded = reinterpret_cast<simcuda::Event*>(event);
+  // cuEventRecord: "hEvent and hStream must be from the same context otherwise CUDA_ERROR_INVALID_HANDLE is
+  // returned" (the runtime's cudaEventRecord: "event and stream must be on the same device").
+  if (recorded->device != stream->device) return CUDA_ERROR_INVALID_HANDLE;
+  return stream->device->record_event(recorded, stream);
 }
 
 CUresult is_capturing(CUstream handle, CUstreamCaptureStatus* status, bool per_thread) {
@@ -78,14 +84,14 @@ CUresult is_capturing(CUstream handle, CUstreamCaptureStatus* status, bool per_t
   // Allowed on a faulted context? No: like every context call it returns the sticky error.
   if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
   if (status == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *status = device().capture_status(stream);
+  *status = stream->device->capture_status(stream);
   return CUDA_SUCCESS;
 }
 
 CUresult begin_capture(CUstream handle, CUstreamCaptureMode, bool per_thread) {
   Stream* stream = nullptr;
   if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
-  return device().begin_capture(stream);
+  return stream->device->begin_capture(stream);
 }
 
 CUresult end_capture(CUstream handle, CUgraph* graph, bool per_thread) {
@@ -93,7 +99,7 @@ CUresult end_capture(CUstream handle, CUgraph* graph, bool per_thread) {
   if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
   if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
   simcuda::Graph* captured = nullptr;
-  CUresult r = device().end_capture(stream, &captured);
+  CUresult r = stream->device->end_capture(stream, &captured);
   *graph = reinterpret_cast<CUgraph>(captured);
   return r;
 }
@@ -107,7 +113,7 @@ CUresult capture_info(CUstream handle, CUstreamCaptureStatus* status, cuuint64_t
   simcuda::Graph* captured = nullptr;
   const CUgraphNode* deps = nullptr;
   size_t n = 0;
-  *status = device().capture_info(stream, &capture_id, &captured, &deps, &n);
+  *status = stream->device->capture_info(stream, &capture_id, &captured, &deps, &n);
   // The optional outputs are written only for an active capture, as on CUDA.
   if (*status != CU_STREAM_CAPTURE_STATUS_ACTIVE) return CUDA_SUCCESS;
   if (id != nullptr) *id = capture_id;
@@ -131,7 +137,7 @@ CUresult write_value(CUstream handle, CUdeviceptr address, uint64_t value, unsig
     op.writeValue.value = static_cast<cuuint32_t>(value);
   op.writeValue.flags = flags;
   if (CUresult r = simcuda::check_mem_ops(&op, 1); r != CUDA_SUCCESS) return r;
-  return device().mem_ops(stream, {op});
+  return stream->device->mem_ops(stream, {op});
 }
 
 CUresult batch_mem_op(CUstream handle, unsigned count, const CUstreamBatchMemOpParams* ops, unsigned flags,
@@ -140,7 +146,7 @@ CUresult batch_mem_op(CUstream handle, unsigned count, const CUstreamBatchMemOpP
   if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
   if (flags != 0 || count > 256) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = simcuda::check_mem_ops(ops, count); r != CUDA_SUCCESS) return r;
-  return device().mem_ops(stream, std::vector<CUstreamBatchMemOpParams>(ops, ops + count));
+  return stream->device->mem_ops(stream, std::vector<CUstreamBatchMemOpParams>(ops, ops + count));
 }
 
 CUresult copy(void* dst, const void* src, size_t bytes, CUstream handle, bool per_thread, bool blocking) {
@@ -151,21 +157,21 @@ CUresult copy(void* dst, const void* src, size_t bytes, CUstream handle, bool pe
   if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
   if (bytes == 0) return CUDA_SUCCESS;
   if (dst == nullptr || src == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  return device().copy(stream, dst, src, bytes, blocking);
+  return stream->device->copy(stream, dst, src, bytes, blocking);
 }
 
 CUresult fill(CUdeviceptr dst, unsigned char value, size_t bytes, CUstream handle, bool per_thread, bool blocking) {
   Stream* stream = nullptr;
   if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
   if (!simcuda::device_accessible(reinterpret_cast<void*>(dst), bytes)) return CUDA_ERROR_INVALID_VALUE;
-  return device().fill(stream, reinterpret_cast<void*>(dst), value, bytes, blocking);
+  return stream->device->fill(stream, reinterpret_cast<void*>(dst), value, bytes, blocking);
 }
 
 CUresult host_func(CUstream handle, CUhostFn fn, void* user_data, bool per_thread) {
   Stream* stream = nullptr;
   if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
   if (fn == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  return device().host_func(stream, fn, user_data);
+  return stream->device->host_func(stream, fn, user_data);
 }
 
 CUresult stream_get_id(CUstream handle, unsigned long long* id, bool per_thread) {
@@ -180,7 +186,7 @@ CUresult stream_get_ctx(CUstream handle, CUcontext* context, bool per_thread) {
   Stream* stream = nullptr;
   if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
   if (context == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *context = simcuda::primary_context();
+  *context = simcuda::primary_context(stream->device->ordinal());
   return CUDA_SUCCESS;
 }
 
@@ -209,7 +215,7 @@ CUresult CUDAAPI cuDeviceGetCount(int* count) {
   return TRACED(cuDeviceGetCount, count) {
     if (CUresult r = initialized(); r != CUDA_SUCCESS) return r;
     if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    *count = 1;
+    *count = simcuda::visible_device_count();
     return CUDA_SUCCESS;
   });
 }
@@ -218,16 +224,15 @@ CUresult CUDAAPI cuDeviceGet(CUdevice* device_out, int ordinal) {
   return TRACED(cuDeviceGet, device_out, ordinal) {
     if (CUresult r = initialized(); r != CUDA_SUCCESS) return r;
     if (device_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    if (ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
-    *device_out = 0;
+    if (ordinal < 0 || ordinal >= simcuda::visible_device_count()) return CUDA_ERROR_INVALID_DEVICE;
+    *device_out = ordinal;
     return CUDA_SUCCESS;
   });
 }
 
 CUresult CUDAAPI cuDeviceGetName(char* name, int len, CUdevice dev) {
   return TRACED(cuDeviceGetName, name, len, dev) {
-    if (CUresult r = initialized(); r != CUDA_SUCCESS) return r;
-    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    if (CUresult r = device_ready(dev); r != CUDA_SUCCESS) return r;
     if (name == nullptr || len <= 0) return CUDA_ERROR_INVALID_VALUE;
     std::strncpy(name, simcuda::kDeviceName, static_cast<size_t>(len) - 1);
     name[len - 1] = '\0';
@@ -237,10 +242,9 @@ CUresult CUDAAPI cuDeviceGetName(char* name, int len, CUdevice dev) {
 
 CUresult CUDAAPI cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) {
   return TRACED(cuDeviceGetAttribute, pi, attrib, dev) {
-    if (CUresult r = initialized(); r != CUDA_SUCCESS) return r;
-    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    if (CUresult r = device_ready(dev); r != CUDA_SUCCESS) return r;
     if (pi == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    std::optional<int> value = simcuda::device_attribute(attrib);
+    std::optional<int> value = simcuda::device_attribute(attrib, simcuda::physical_device(dev));
     if (!value) {
       simcuda::say_unsupported_once("this cuDeviceGetAttribute attribute");
       return CUDA_ERROR_NOT_SUPPORTED;
@@ -252,18 +256,16 @@ CUresult CUDAAPI cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevi
 
 CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
   return TRACED(cuDevicePrimaryCtxRetain, pctx, dev) {
-    if (CUresult r = initialized(); r != CUDA_SUCCESS) return r;
-    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    if (CUresult r = device_ready(dev); r != CUDA_SUCCESS) return r;
     if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    *pctx = simcuda::retain_primary_context();
+    *pctx = simcuda::retain_primary_context(dev);
     return CUDA_SUCCESS;
   });
 }
 
 CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
   return TRACED(cuDevicePrimaryCtxRelease_v2, dev) {
-    if (CUresult r = initialized(); r != CUDA_SUCCESS) return r;
-    return dev == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+    return device_ready(dev);
   });
 }
 
@@ -308,7 +310,7 @@ CUresult CUDAAPI cuCtxGetDevice(CUdevice* device_out) {
   return TRACED(cuCtxGetDevice, device_out) {
     if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
     if (device_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    *device_out = 0;
+    *device_out = device().ordinal();
     return CUDA_SUCCESS;
   });
 }
@@ -534,7 +536,7 @@ CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream) {
     if (CUresult r = stream_ready(hStream, false, &stream); r != CUDA_SUCCESS) return r;
     if (hStream == nullptr || hStream == CU_STREAM_LEGACY || hStream == CU_STREAM_PER_THREAD)
       return CUDA_ERROR_INVALID_HANDLE;
-    return device().destroy_stream(stream);
+    return stream->device->destroy_stream(stream);
   });
 }
 
@@ -627,6 +629,7 @@ CUresult CUDAAPI cuEventCreate(CUevent* phEvent, unsigned int Flags) {
     if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
     if (phEvent == nullptr) return CUDA_ERROR_INVALID_VALUE;
     auto* event = new simcuda::Event;
+    event->device = &device();
     event->flags = Flags;
     *phEvent = reinterpret_cast<CUevent>(event);
     return CUDA_SUCCESS;
@@ -645,7 +648,10 @@ CUresult CUDAAPI cuEventQuery(CUevent hEvent) {
   return TRACED(cuEventQuery, hEvent) {
     if (CUresult r = sync_ready(); r != CUDA_SUCCESS) return r;
     if (hEvent == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-    return device().query_event(reinterpret_cast<simcuda::Event*>(hEvent));
+    // Programming Guide, "Stream and Event Behavior": cudaEventQuery and cudaEventSynchronize "will succeed even if
+    // the input event is associated to a device that is different from the current device".
+    auto* event = reinterpret_cast<simcuda::Event*>(hEvent);
+    return event->device->query_event(event);
   });
 }
 
@@ -653,7 +659,8 @@ CUresult CUDAAPI cuEventSynchronize(CUevent hEvent) {
   return TRACED(cuEventSynchronize, hEvent) {
     if (CUresult r = sync_ready(); r != CUDA_SUCCESS) return r;
     if (hEvent == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-    return device().synchronize_event(reinterpret_cast<simcuda::Event*>(hEvent));
+    auto* event = reinterpret_cast<simcuda::Event*>(hEvent);
+    return event->device->synchronize_event(event);
   });
 }
 
@@ -664,6 +671,9 @@ CUresult CUDAAPI cuEventElapsedTime_v2(float* pMilliseconds, CUevent hStart, CUe
     auto* start = reinterpret_cast<simcuda::Event*>(hStart);
     auto* end = reinterpret_cast<simcuda::Event*>(hEnd);
     if (!start->completed_at_ns || !end->completed_at_ns) return CUDA_ERROR_INVALID_HANDLE;
+    // Programming Guide, "Stream and Event Behavior": "cudaEventElapsedTime() will fail if the two input events are
+    // associated to different devices."
+    if (start->device != end->device) return CUDA_ERROR_INVALID_HANDLE;
     int64_t t0 = start->completed_at_ns->load(), t1 = end->completed_at_ns->load();
     if (t0 == 0 || t1 == 0) return CUDA_ERROR_NOT_READY;
     *pMilliseconds = static_cast<float>(t1 - t0) / 1e6f;
@@ -686,7 +696,7 @@ CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   return TRACED(cuMemAlloc_v2, dptr, bytesize) {
     if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
     if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
-    void* p = simcuda::allocate(bytesize, simcuda::Memory::Device);
+    void* p = simcuda::allocate(bytesize, simcuda::Memory::Device, device().ordinal());
     if (p == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
     *dptr = reinterpret_cast<CUdeviceptr>(p);
     return CUDA_SUCCESS;
@@ -708,7 +718,7 @@ CUresult CUDAAPI cuMemHostAlloc(void** pp, size_t bytesize, unsigned int Flags) 
   return TRACED(cuMemHostAlloc, pp, bytesize, Flags) {
     if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
     if (pp == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    *pp = simcuda::allocate(bytesize, simcuda::Memory::Host);
+    *pp = simcuda::allocate(bytesize, simcuda::Memory::Host, device().ordinal());
     return *pp != nullptr ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
   });
 }

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -12,27 +13,42 @@
 #include <set>
 #include <string>
 
+#include "device_table.h"
 #include "tool_events.h"
 
 namespace simcuda {
 namespace {
 
+// A primary context knows its device; the handle is the object's address.
 struct ContextObject {
   int device = 0;
 };
 
 std::atomic<bool> initialized{false};
 std::once_flag injection_once;
-std::atomic<bool> primary_announced{false};
-ContextObject primary_storage;
+// Constant-initialized: each object knows its device before any code runs.
+constexpr std::array<ContextObject, kMaxDevices> numbered_contexts() {
+  std::array<ContextObject, kMaxDevices> contexts{};
+  for (int d = 0; d < kMaxDevices; ++d) contexts[d].device = d;
+  return contexts;
+}
+std::array<ContextObject, kMaxDevices> primary_storage = numbered_contexts();
+std::atomic<bool> primary_announced[kMaxDevices];
 // Trivially destructible, so that calls made while the process exits (after thread-local destructors ran) still work.
 constexpr int kMaxContextDepth = 64;
 thread_local CUcontext context_stack[kMaxContextDepth];
 thread_local int context_depth = 0;
 
+struct Allocation {
+  size_t bytes;
+  Memory kind;
+  int device;
+};
+
 struct Allocations {
   std::mutex mutex;
-  std::map<uintptr_t, std::pair<size_t, Memory>> live;  // begin -> (size, kind)
+  std::map<uintptr_t, Allocation> live;  // by first address
+  bool peer_access[kMaxDevices][kMaxDevices] = {};  // [from][to], cuCtxEnablePeerAccess
 };
 Allocations& allocations() {
   static Allocations* instance = new Allocations;
@@ -79,6 +95,8 @@ std::once_flag device_code_once;
 bool driver_initialized() { return initialized.load(std::memory_order_acquire); }
 
 CUresult initialize_driver() {
+  // CUDA_VISIBLE_DEVICES naming no device leaves the driver without one: cuInit fails (runtime: cudaErrorNoDevice).
+  if (apply_visible_devices() == 0) return CUDA_ERROR_NO_DEVICE;
   // Marked first: the injected tool calls back into the driver from InitializeInjection.
   initialized.store(true, std::memory_order_release);
   std::call_once(device_code_once, load_device_code);
@@ -86,15 +104,33 @@ CUresult initialize_driver() {
   return CUDA_SUCCESS;
 }
 
-CUcontext primary_context() { return reinterpret_cast<CUcontext>(&primary_storage); }
-
-CUcontext retain_primary_context() {
-  // Announced once, outside any lock: the tool's callback may call back into the driver.
-  if (!primary_announced.exchange(true)) emit_context_resource_event(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, primary_context());
-  return primary_context();
+CUcontext primary_context(int device) {
+  if (device < 0 || device >= visible_device_count()) return nullptr;
+  return reinterpret_cast<CUcontext>(&primary_storage[device]);
 }
 
-bool primary_context_retained() { return primary_announced.load(); }
+CUcontext retain_primary_context(int device) {
+  CUcontext context = primary_context(device);
+  // Announced once per device, outside any lock: the tool's callback may call back into the driver.
+  if (context != nullptr && !primary_announced[device].exchange(true))
+    emit_context_resource_event(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, context);
+  return context;
+}
+
+bool primary_context_retained(int device) {
+  return device >= 0 && device < kMaxDevices && primary_announced[device].load();
+}
+
+int context_device(CUcontext context) {
+  for (int d = 0; d < visible_device_count(); ++d) {
+    if (context == reinterpret_cast<CUcontext>(&primary_storage[d])) return d;
+  }
+  return -1;
+}
+
+uint32_t context_uid(CUcontext context) { return static_cast<uint32_t>(context_device(context) + 1); }
+
+int current_device() { return context_device(current_context()); }
 
 CUcontext current_context() { return context_depth == 0 ? nullptr : context_stack[context_depth - 1]; }
 
@@ -113,14 +149,14 @@ void push_context(CUcontext context) {
 }
 
 CUcontext pop_context() { return context_depth == 0 ? nullptr : context_stack[--context_depth]; }
-bool is_context(CUcontext context) { return context == primary_context(); }
+bool is_context(CUcontext context) { return context_device(context) >= 0; }
 
-void* allocate(size_t bytes, Memory kind) {
+void* allocate(size_t bytes, Memory kind, int device) {
   void* p = std::aligned_alloc(256, ((bytes == 0 ? 1 : bytes) + 255) & ~size_t{255});
   if (p == nullptr) return nullptr;
   Allocations& a = allocations();
   std::lock_guard lock(a.mutex);
-  a.live[reinterpret_cast<uintptr_t>(p)] = {bytes, kind};
+  a.live[reinterpret_cast<uintptr_t>(p)] = {bytes, kind, device};
   return p;
 }
 
@@ -129,7 +165,7 @@ bool release(void* pointer, Memory kind) {
   {
     std::lock_guard lock(a.mutex);
     auto it = a.live.find(reinterpret_cast<uintptr_t>(pointer));
-    if (it == a.live.end() || it->second.second != kind) return false;
+    if (it == a.live.end() || it->second.kind != kind) return false;
     a.live.erase(it);
   }
   std::free(pointer);
@@ -154,7 +190,7 @@ bool register_host_range(void* pointer, size_t bytes) {
   if (pointer == nullptr || bytes == 0 || allocation_holding(pointer, 1)) return false;
   Allocations& a = allocations();
   std::lock_guard lock(a.mutex);
-  a.live[reinterpret_cast<uintptr_t>(pointer)] = {bytes, Memory::Registered};
+  a.live[reinterpret_cast<uintptr_t>(pointer)] = {bytes, Memory::Registered, current_device()};
   return true;
 }
 
@@ -162,7 +198,7 @@ bool unregister_host_range(void* pointer) {
   Allocations& a = allocations();
   std::lock_guard lock(a.mutex);
   auto it = a.live.find(reinterpret_cast<uintptr_t>(pointer));
-  if (it == a.live.end() || it->second.second != Memory::Registered) return false;
+  if (it == a.live.end() || it->second.kind != Memory::Registered) return false;
   a.live.erase(it);
   return true;
 }
@@ -174,17 +210,26 @@ std::optional<AllocationInfo> allocation_of(const void* pointer) {
   auto it = a.live.upper_bound(begin);
   if (it == a.live.begin()) return std::nullopt;
   --it;
-  if (begin >= it->first + std::max<size_t>(it->second.first, 1)) return std::nullopt;
-  return AllocationInfo{reinterpret_cast<void*>(it->first), it->second.first, it->second.second};
+  if (begin >= it->first + std::max<size_t>(it->second.bytes, 1)) return std::nullopt;
+  return AllocationInfo{reinterpret_cast<void*>(it->first), it->second.bytes, it->second.kind, it->second.device};
 }
 
-size_t device_bytes_in_use() {
+size_t device_bytes_in_use(int device) {
   Allocations& a = allocations();
   std::lock_guard lock(a.mutex);
   size_t total = 0;
   for (const auto& [begin, entry] : a.live)
-    if (entry.second == Memory::Device) total += entry.first;
+    if (entry.kind == Memory::Device && entry.device == device) total += entry.bytes;
   return total;
+}
+
+PeerChange set_peer_access(int from, int to, bool enable) {
+  Allocations& a = allocations();
+  std::lock_guard lock(a.mutex);
+  bool& enabled = a.peer_access[from][to];
+  if (enabled == enable) return enable ? PeerChange::AlreadyEnabled : PeerChange::NotEnabled;
+  enabled = enable;
+  return PeerChange::Done;
 }
 
 bool device_accessible(const void* pointer, size_t bytes) { return allocation_holding(pointer, bytes).has_value(); }

@@ -129,12 +129,13 @@ CUresult instantiate_with_params(CUgraphExec* out, CUgraph hGraph, CUDA_GRAPH_IN
   return instantiate(out, hGraph, params->flags, params->hUploadStream, per_thread, &params->result_out);
 }
 
+// A graph's kernels run in the current context: like a kernel launch, into one of its streams only.
 CUresult graph_launch(CUgraphExec handle, CUstream hStream, bool per_thread) {
   Stream* stream = nullptr;
-  if (CUresult r = stream_ready(hStream, per_thread, &stream); r != CUDA_SUCCESS) return r;
+  if (CUresult r = current_stream_ready(hStream, per_thread, &stream); r != CUDA_SUCCESS) return r;
   GraphExec* exec = simcuda::exec_handle(handle);
   if (exec == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  return device().launch_graph(stream, *exec);
+  return stream->device->launch_graph(stream, *exec);
 }
 
 }  // namespace

@@ -54,7 +54,7 @@ bool query_only(CUlimit limit) { return limit == CU_LIMIT_SHMEM_SIZE || limit ==
 size_t granted(CUlimit limit, size_t value) {
   if (limit == CU_LIMIT_MAX_L2_FETCH_GRANULARITY) return std::min<size_t>(value, 128);
   if (limit == CU_LIMIT_PERSISTING_L2_CACHE_SIZE) {
-    int most = simcuda::device_attribute(CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE).value_or(0);
+    int most = simcuda::device_attribute(CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE, 0).value_or(0);
     return std::min<size_t>(value, static_cast<size_t>(most));
   }
   return value;

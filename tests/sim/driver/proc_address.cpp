@@ -85,6 +85,13 @@ const Entry kEntries[] = {
     ENTRY_SINCE("cuDeviceTotalMem", cuDeviceTotalMem_v2, 3020),
     ENTRY_SINCE("cuMemGetInfo", cuMemGetInfo_v2, 3020),
     ENTRY("cuDeviceGetPCIBusId", cuDeviceGetPCIBusId),
+    // The two differ only for MIG instances (not modelled): every version gets the _v2 behaviour.
+    ENTRY("cuDeviceGetUuid", cuDeviceGetUuid_v2),
+    ENTRY("cuDeviceCanAccessPeer", cuDeviceCanAccessPeer),
+    ENTRY("cuCtxEnablePeerAccess", cuCtxEnablePeerAccess),
+    ENTRY("cuCtxDisablePeerAccess", cuCtxDisablePeerAccess),
+    ENTRY_PT("cuMemcpyPeer", cuMemcpyPeer, cuMemcpyPeer_ptds),
+    ENTRY_PT("cuMemcpyPeerAsync", cuMemcpyPeerAsync, cuMemcpyPeerAsync_ptsz),
     ENTRY("cuDevicePrimaryCtxGetState", cuDevicePrimaryCtxGetState),
     ENTRY("cuPointerGetAttribute", cuPointerGetAttribute),
     ENTRY_SINCE("cuMemHostRegister", cuMemHostRegister_v2, 6050),

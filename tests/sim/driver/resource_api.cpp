@@ -35,7 +35,7 @@ CUresult alloc_async(CUdeviceptr* dptr, size_t bytes, CUstream handle, bool per_
   Stream* stream = nullptr;
   if (CUresult r = stream_ready(handle, per_thread, &stream); r != CUDA_SUCCESS) return r;
   if (dptr == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  void* p = simcuda::allocate(bytes, simcuda::Memory::Device);
+  void* p = simcuda::allocate(bytes, simcuda::Memory::Device, stream->device->ordinal());
   if (p == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
   *dptr = reinterpret_cast<CUdeviceptr>(p);
   return CUDA_SUCCESS;
@@ -51,7 +51,7 @@ CUresult free_async(CUdeviceptr pointer, CUstream handle, bool per_thread) {
   if (!allocation || allocation->begin != p || allocation->kind != simcuda::Memory::Device)
     return CUDA_ERROR_INVALID_VALUE;
   // Stream-ordered: the memory goes when the stream reaches the free, after the work queued before it.
-  return device().host_func(stream, free_when_reached, p);
+  return stream->device->host_func(stream, free_when_reached, p);
 }
 
 // The pointer for one side of a 2D copy; nullptr for arrays, which the simulator does not model.
@@ -78,9 +78,9 @@ CUresult copy_2d(const CUDA_MEMCPY2D* copy, CUstream handle, bool per_thread) {
   src += copy->srcY * copy->srcPitch + copy->srcXInBytes;
   dst += copy->dstY * copy->dstPitch + copy->dstXInBytes;
   if (copy->WidthInBytes == copy->srcPitch && copy->WidthInBytes == copy->dstPitch)
-    return device().copy(stream, dst, src, copy->WidthInBytes * copy->Height, false);
+    return stream->device->copy(stream, dst, src, copy->WidthInBytes * copy->Height, false);
   for (size_t row = 0; row < copy->Height; ++row) {
-    CUresult r = device().copy(stream, dst + row * copy->dstPitch, src + row * copy->srcPitch, copy->WidthInBytes,
+    CUresult r = stream->device->copy(stream, dst + row * copy->dstPitch, src + row * copy->srcPitch, copy->WidthInBytes,
                                false);
     if (r != CUDA_SUCCESS) return r;
   }
@@ -93,7 +93,7 @@ CUresult fill_words(CUdeviceptr dst, unsigned value, size_t count, CUstream hand
   if (dst % sizeof(uint32_t) != 0) return CUDA_ERROR_INVALID_VALUE;
   if (!simcuda::device_accessible(reinterpret_cast<void*>(dst), count * sizeof(uint32_t)))
     return CUDA_ERROR_INVALID_VALUE;
-  return device().fill32(stream, reinterpret_cast<void*>(dst), value, count);
+  return stream->device->fill32(stream, reinterpret_cast<void*>(dst), value, count);
 }
 
 int occupancy(int block_size, size_t dynamic_shared) {
@@ -126,8 +126,7 @@ extern "C" {
 
 CUresult CUDAAPI cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
   return TRACED(cuDeviceTotalMem_v2, bytes, dev) {
-    if (CUresult r = initialized(); r != CUDA_SUCCESS) return r;
-    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    if (CUresult r = device_ready(dev); r != CUDA_SUCCESS) return r;
     if (bytes == nullptr) return CUDA_ERROR_INVALID_VALUE;
     *bytes = simcuda::kTotalDeviceMemory;
     return CUDA_SUCCESS;
@@ -139,32 +138,52 @@ CUresult CUDAAPI cuMemGetInfo_v2(size_t* free, size_t* total) {
     if (CUresult r = context_ready(); r != CUDA_SUCCESS) return r;
     if (free == nullptr || total == nullptr) return CUDA_ERROR_INVALID_VALUE;
     *total = simcuda::kTotalDeviceMemory;
-    *free = *total - std::min(*total, simcuda::device_bytes_in_use());
+    *free = *total - std::min(*total, simcuda::device_bytes_in_use(device().ordinal()));
     return CUDA_SUCCESS;
   });
 }
 
 CUresult CUDAAPI cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
   return TRACED(cuDeviceGetPCIBusId, pciBusId, len, dev) {
-    if (CUresult r = initialized(); r != CUDA_SUCCESS) return r;
-    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    if (CUresult r = device_ready(dev); r != CUDA_SUCCESS) return r;
     if (pciBusId == nullptr || len <= 0) return CUDA_ERROR_INVALID_VALUE;
-    // domain:bus:device.function, as the driver formats it
-    std::snprintf(pciBusId, static_cast<size_t>(len), "%08X:%02X:%02X.0",
-                  *simcuda::device_attribute(CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID),
-                  *simcuda::device_attribute(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
-                  *simcuda::device_attribute(CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID));
+    // domain:bus:device.function, as the driver formats it ("0000:18:00.0": a 4-digit domain, where nvidia-smi
+    // prints 8); the physical device's, whatever its ordinal
+    const int physical = simcuda::physical_device(dev);
+    std::snprintf(pciBusId, static_cast<size_t>(len), "%04X:%02X:%02X.0",
+                  *simcuda::device_attribute(CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, physical),
+                  *simcuda::device_attribute(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, physical),
+                  *simcuda::device_attribute(CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, physical));
+    return CUDA_SUCCESS;
+  });
+}
+
+// The physical device's UUID, whatever ordinal CUDA_VISIBLE_DEVICES gave it (the same 16 bytes nvidia-smi prints
+// as GPU-...). The _v2 name differs only for MIG instances, which the simulator does not model.
+CUresult CUDAAPI cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) {
+  return TRACED(cuDeviceGetUuid, uuid, dev) {
+    if (CUresult r = device_ready(dev); r != CUDA_SUCCESS) return r;
+    if (uuid == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *uuid = simcuda::physical_device_uuid(simcuda::physical_device(dev));
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) {
+  return TRACED(cuDeviceGetUuid_v2, uuid, dev) {
+    if (CUresult r = device_ready(dev); r != CUDA_SUCCESS) return r;
+    if (uuid == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *uuid = simcuda::physical_device_uuid(simcuda::physical_device(dev));
     return CUDA_SUCCESS;
   });
 }
 
 CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) {
   return TRACED(cuDevicePrimaryCtxGetState, dev, flags, active) {
-    if (CUresult r = initialized(); r != CUDA_SUCCESS) return r;
-    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    if (CUresult r = device_ready(dev); r != CUDA_SUCCESS) return r;
     if (flags == nullptr || active == nullptr) return CUDA_ERROR_INVALID_VALUE;
     *flags = 0;
-    *active = simcuda::primary_context_retained() ? 1 : 0;
+    *active = simcuda::primary_context_retained(dev) ? 1 : 0;
     return CUDA_SUCCESS;
   });
 }
@@ -194,7 +213,9 @@ CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribute attribute
     if (!allocation) return CUDA_ERROR_INVALID_VALUE;  // memory the driver does not know
     bool on_device = allocation->kind == simcuda::Memory::Device;
     switch (attribute) {
-      case CU_POINTER_ATTRIBUTE_CONTEXT: *static_cast<CUcontext*>(data) = simcuda::primary_context(); break;
+      case CU_POINTER_ATTRIBUTE_CONTEXT:
+        *static_cast<CUcontext*>(data) = simcuda::primary_context(allocation->device);
+        break;
       case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
         *static_cast<unsigned*>(data) = on_device ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
         break;
@@ -204,7 +225,7 @@ CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribute attribute
         *static_cast<void**>(data) = reinterpret_cast<void*>(ptr);
         break;
       case CU_POINTER_ATTRIBUTE_IS_MANAGED: *static_cast<int*>(data) = 0; break;
-      case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *static_cast<int*>(data) = 0; break;
+      case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *static_cast<int*>(data) = allocation->device; break;
       case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
         *static_cast<CUdeviceptr*>(data) = reinterpret_cast<CUdeviceptr>(allocation->begin);
         break;

@@ -44,7 +44,14 @@ const char* simcuda_running_kernel_name(void) {
 }
 
 void simcuda_sleep_us(unsigned us) {
-  auto& device = simcuda::Device::get();
+  // The device whose stream runs this body; off a worker (a body called directly), the calling thread's.
+  simcuda::Device* running = simcuda::Device::running();
+  if (running == nullptr) running = simcuda::Device::current();
+  if (running == nullptr) {
+    std::this_thread::sleep_for(std::chrono::microseconds(us));
+    return;
+  }
+  auto& device = *running;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
   // Sliced, so that a fault anywhere on the device stops this kernel too.
   while (!device.faulted() && !device.shutting_down() && !simcuda::current_kernel_trapped()) {
@@ -65,7 +72,7 @@ void simcuda_device_assert(const char* file, unsigned line, const char* function
   std::snprintf(text, sizeof text, "%s:%u: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%s` failed.\n",
                 file ? file : "", line, function ? function : "", block_idx.x, block_idx.y, block_idx.z,
                 thread_idx.x, thread_idx.y, thread_idx.z, condition ? condition : "");
-  simcuda::Device::get().raise_fault(710, text);
+  simcuda::Device::running()->raise_fault(710, text);
 }
 
 void simcuda_device_fault(int cuda_error) {
@@ -73,7 +80,7 @@ void simcuda_device_fault(int cuda_error) {
     simcuda::say_unsupported_once("simcuda_device_fault outside a kernel body");
     return;
   }
-  simcuda::Device::get().raise_fault(cuda_error, {});
+  simcuda::Device::running()->raise_fault(cuda_error, {});
 }
 
 }  // extern "C"

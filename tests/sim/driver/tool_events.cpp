@@ -8,6 +8,7 @@
 #include "driver_state.h"
 #include "kernel_registry.h"
 #include "device.h"
+#include "device_table.h"
 
 namespace simcuda {
 namespace {
@@ -19,8 +20,10 @@ std::atomic<const ActivitySink*> activity_sink{nullptr};
 void set_tool_dispatch(ToolDispatch dispatch) { tool_sink.store(dispatch, std::memory_order_release); }
 void set_activity_sink(const ActivitySink* sink) { activity_sink.store(sink, std::memory_order_release); }
 
+// The default-stream handles name the calling thread's current device's streams.
 uint64_t stream_id(CUstream handle, bool per_thread) {
-  const Stream* stream = Device::get().resolve(handle, per_thread);
+  Device* current = Device::current();
+  const Stream* stream = current != nullptr ? current->resolve(handle, per_thread) : Device::find(handle);
   return stream != nullptr ? stream->id : 0;
 }
 ToolDispatch tool_dispatch() { return tool_sink.load(std::memory_order_acquire); }
@@ -33,7 +36,14 @@ const char* function_name(CUfunction function) {
   return reinterpret_cast<Kernel*>(function)->name.c_str();
 }
 
-CUresult context_error() { return Device::get().observe_error(); }
+// The current context's; a thread with none current is on device 0, as the runtime puts it there.
+CUresult context_error() {
+  if (Device* current = Device::current()) return current->observe_error();
+  return visible_device_count() > 0 ? Device::of(0).observe_error() : CUDA_SUCCESS;
+}
+
+int context_device_of(CUcontext context) { return simcuda::context_device(context); }
+uint32_t context_uid_of(CUcontext context) { return simcuda::context_uid(context); }
 
 const void* host_stub_of(CUfunction function) {
   if (!is_kernel(function)) return nullptr;
@@ -92,6 +102,7 @@ void tag_device_activity(Work& work, const Stream& stream) {
   }
   work.activity.wanted = true;
   work.activity.stream_id = static_cast<uint32_t>(stream.id);
+  work.activity.device_id = static_cast<uint32_t>(stream.device->ordinal());
   sink->queued(&work.activity.correlation_id, &work.activity.runtime_correlation_id);
 }
 
@@ -101,7 +112,8 @@ void emit_device_activity(const Work& work, int64_t start_ns, int64_t end_ns) {
   DeviceActivity a;
   a.correlation_id = work.activity.correlation_id;
   a.runtime_correlation_id = work.activity.runtime_correlation_id;
-  a.context_id = 1;  // the primary context, the only one (contextUid in callbacks)
+  a.device_id = work.activity.device_id;
+  a.context_id = work.activity.device_id + 1;  // the device's primary context's id (contextUid in callbacks)
   a.stream_id = work.activity.stream_id;
   a.start_ns = start_ns;
   a.end_ns = end_ns;
@@ -144,7 +156,8 @@ const PrivateTable& private_table() {
   static const PrivateTable table{sizeof(PrivateTable), set_tool_dispatch, tool_dispatch, next_correlation_id,
                                   function_for_stub,    function_name,     context_error,
                                   bind_stub,            current_context,   host_stub_of,
-                                  set_activity_sink,    stream_id};
+                                  set_activity_sink,    stream_id,         context_device_of,
+                                  context_uid_of};
   return table;
 }
 

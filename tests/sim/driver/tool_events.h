@@ -22,6 +22,7 @@ struct ActivityTag {
   uint32_t correlation_id = 0;
   uint32_t runtime_correlation_id = 0;
   uint32_t stream_id = 0;
+  uint32_t device_id = 0;  // the ordinal of the stream's device
 };
 
 const PrivateTable& private_table();

@@ -13,15 +13,19 @@ namespace {
 struct cudaProfilerStart_v4000_params {};
 struct cudaProfilerStop_v4000_params {};
 
-int attribute(CUdevice_attribute which) {
-  int value = 0;
-  return driver().legacy.device_get_attribute(&value, which, 0) == CUDA_SUCCESS ? value : 0;
-}
-
-void fill_properties(cudaDeviceProp* p) {
+// The properties of the device asked for (an ordinal already checked): the runtime builds them from the driver's.
+void fill_properties(cudaDeviceProp* p, int device) {
+  auto attribute = [device](CUdevice_attribute which) {
+    int value = 0;
+    return driver().legacy.device_get_attribute(&value, which, device) == CUDA_SUCCESS ? value : 0;
+  };
   *p = cudaDeviceProp{};
-  driver().legacy.device_get_name(p->name, sizeof p->name, 0);
-  driver().legacy.device_total_mem(&p->totalGlobalMem, 0);
+  driver().legacy.device_get_name(p->name, sizeof p->name, device);
+  CUuuid uuid{};
+  driver().legacy.device_get_uuid(&uuid, device);
+  static_assert(sizeof p->uuid == sizeof uuid);
+  std::memcpy(&p->uuid, &uuid, sizeof uuid);
+  driver().legacy.device_total_mem(&p->totalGlobalMem, device);
   p->sharedMemPerBlock = static_cast<size_t>(attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK));
   p->regsPerBlock = attribute(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
   p->warpSize = attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE);
@@ -123,7 +127,7 @@ cudaError_t CUDARTAPI cudaGetDeviceProperties_v2(struct cudaDeviceProp* prop, in
     int count = 0;
     driver().legacy.device_get_count(&count);
     if (device < 0 || device >= count) return cudaErrorInvalidDevice;
-    fill_properties(prop);
+    fill_properties(prop, device);
     return cudaSuccess;
   }));
 }
@@ -131,7 +135,7 @@ cudaError_t CUDARTAPI cudaGetDeviceProperties_v2(struct cudaDeviceProp* prop, in
 cudaError_t CUDARTAPI cudaDeviceGetPCIBusId(char* pciBusId, int len, int device) {
   return TRACED(cudaDeviceGetPCIBusId, v4010, pciBusId, len, device) {
     if (cudaError_t e = prepare(); e != cudaSuccess) return e;
-    if (device != 0) return cudaErrorInvalidDevice;
+    if (!valid_device(device)) return cudaErrorInvalidDevice;
     return to_runtime(driver().legacy.device_get_pci_bus_id(pciBusId, len, device));
   }));
 }
@@ -157,23 +161,39 @@ cudaError_t CUDARTAPI cudaDeviceGetLimit(size_t* pValue, enum cudaLimit limit) {
   }));
 }
 
-// One device: no peer. Asking whether a device can reach itself is answered 0, as the runtime does.
+// The driver's answer: distinct devices reach each other; a device and itself answer 0, as the runtime does.
 cudaError_t CUDARTAPI cudaDeviceCanAccessPeer(int* canAccessPeer, int device, int peerDevice) {
   return TRACED(cudaDeviceCanAccessPeer, v4000, canAccessPeer, device, peerDevice) {
     if (cudaError_t e = prepare(); e != cudaSuccess) return e;
     if (canAccessPeer == nullptr) return cudaErrorInvalidValue;
-    if (device != 0 || peerDevice != 0) return cudaErrorInvalidDevice;
-    *canAccessPeer = 0;
-    return cudaSuccess;
+    return to_runtime(driver().legacy.device_can_access_peer(canAccessPeer, device, peerDevice));
   }));
+}
+
+// The current device's context reaches peerDevice's (its primary context, which the runtime retains). The driver's
+// CUDA_ERROR_INVALID_CONTEXT for a peer that is the current device is the runtime's cudaErrorInvalidDevice
+// (cudaDeviceEnablePeerAccess: "cudaErrorInvalidDevice" where the device cannot access the peer).
+static cudaError_t peer_access(int peer_device, bool enable) {
+  if (cudaError_t e = ready(); e != cudaSuccess) return e;
+  if (!valid_device(peer_device) || peer_device == current_device()) return cudaErrorInvalidDevice;
+  CUcontext peer = nullptr;
+  if (CUresult r = primary_context(peer_device, &peer); r != CUDA_SUCCESS) return to_runtime(r);
+  CUresult r = enable ? driver().legacy.ctx_enable_peer_access(peer, 0) : driver().legacy.ctx_disable_peer_access(peer);
+  return r == CUDA_ERROR_INVALID_CONTEXT ? cudaErrorInvalidDevice : to_runtime(r);
 }
 
 cudaError_t CUDARTAPI cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags) {
   return TRACED(cudaDeviceEnablePeerAccess, v4000, peerDevice, flags) {
-    if (cudaError_t e = ready(); e != cudaSuccess) return e;
-    if (flags != 0) return cudaErrorInvalidValue;
-    return cudaErrorInvalidDevice;  // the only device is the current one
+    if (flags != 0) {
+      if (cudaError_t e = ready(); e != cudaSuccess) return e;
+      return cudaErrorInvalidValue;
+    }
+    return peer_access(peerDevice, true);
   }));
+}
+
+cudaError_t CUDARTAPI cudaDeviceDisablePeerAccess(int peerDevice) {
+  return TRACED(cudaDeviceDisablePeerAccess, v4000, peerDevice) { return peer_access(peerDevice, false); }));
 }
 
 // Profiler range markers: accepted; no profiler collects in ranges here.
@@ -206,7 +226,7 @@ cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion(const char* symbol, void*
 cudaError_t CUDARTAPI cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void* value) {
   return TRACED(cudaDeviceGetGraphMemAttribute, v11040, device, attr, value) {
     if (cudaError_t e = ready(); e != cudaSuccess) return e;
-    if (device != 0) return cudaErrorInvalidDevice;
+    if (!valid_device(device)) return cudaErrorInvalidDevice;
     if (value == nullptr) return cudaErrorInvalidValue;
     *static_cast<unsigned long long*>(value) = 0;
     return cudaSuccess;
@@ -216,7 +236,7 @@ cudaError_t CUDARTAPI cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphM
 cudaError_t CUDARTAPI cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void* value) {
   return TRACED(cudaDeviceSetGraphMemAttribute, v11040, device, attr, value) {
     if (cudaError_t e = ready(); e != cudaSuccess) return e;
-    if (device != 0) return cudaErrorInvalidDevice;
+    if (!valid_device(device)) return cudaErrorInvalidDevice;
     if (value == nullptr || *static_cast<unsigned long long*>(value) != 0) return cudaErrorInvalidValue;
     return cudaSuccess;
   }));

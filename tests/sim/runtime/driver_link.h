@@ -67,6 +67,10 @@ namespace simcuda::runtime {
   X(device_get_name, "cuDeviceGetName", cuDeviceGetName)                    \
   X(device_total_mem, "cuDeviceTotalMem", cuDeviceTotalMem_v2)              \
   X(device_get_pci_bus_id, "cuDeviceGetPCIBusId", cuDeviceGetPCIBusId)      \
+  X(device_get_uuid, "cuDeviceGetUuid", cuDeviceGetUuid_v2)                 \
+  X(device_can_access_peer, "cuDeviceCanAccessPeer", cuDeviceCanAccessPeer) \
+  X(ctx_enable_peer_access, "cuCtxEnablePeerAccess", cuCtxEnablePeerAccess) \
+  X(ctx_disable_peer_access, "cuCtxDisablePeerAccess", cuCtxDisablePeerAccess) \
   X(mem_get_info, "cuMemGetInfo", cuMemGetInfo_v2)                          \
   X(ctx_set_limit, "cuCtxSetLimit", cuCtxSetLimit)                           \
   X(ctx_get_limit, "cuCtxGetLimit", cuCtxGetLimit)                           \

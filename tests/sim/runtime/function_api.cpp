@@ -79,7 +79,8 @@ cudaError_t CUDARTAPI cudaFuncSetAttribute(const void* func, enum cudaFuncAttrib
 cudaError_t CUDARTAPI cudaKernelSetAttributeForDevice(cudaKernel_t kernel, enum cudaFuncAttribute attr, int value,
                                                       int device) {
   return TRACED(cudaKernelSetAttributeForDevice, v12060, kernel, attr, value, device) {
-    if (device != 0) return cudaErrorInvalidDevice;
+    // Kernels are the process's, not a device's, in the simulator: an attribute set for one device holds for all.
+    if (device != 0 && (prepare() != cudaSuccess || !valid_device(device))) return cudaErrorInvalidDevice;
     return set_attribute(kernel, attr, value);
   }));
 }

@@ -132,15 +132,24 @@ cudaError_t CUDARTAPI cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* sr
   }));
 }
 
-// One device: a peer copy is a copy within it.
+// Under unified addressing every device's pointers are distinct in the process: a peer copy is a copy, whichever
+// devices the two ends are on (the runtime needs no peer access for it: the driver stages it otherwise).
 cudaError_t CUDARTAPI cudaMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int srcDevice, size_t count,
                                           cudaStream_t stream) {
   return TRACED(cudaMemcpyPeerAsync, v4000, dst, dstDevice, src, srcDevice, count, stream) {
-    if (dstDevice != 0 || srcDevice != 0) return cudaErrorInvalidDevice;
-    return via_driver([&] {
-      return driver().legacy.memcpy_async(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src),
-                                          count, stream);
-    });
+    if (cudaError_t e = ready(); e != cudaSuccess) return e;
+    if (!valid_device(dstDevice) || !valid_device(srcDevice)) return cudaErrorInvalidDevice;
+    return to_runtime(driver().legacy.memcpy_async(reinterpret_cast<CUdeviceptr>(dst),
+                                                   reinterpret_cast<CUdeviceptr>(src), count, stream));
+  }));
+}
+
+cudaError_t CUDARTAPI cudaMemcpyPeer(void* dst, int dstDevice, const void* src, int srcDevice, size_t count) {
+  return TRACED(cudaMemcpyPeer, v4000, dst, dstDevice, src, srcDevice, count) {
+    if (cudaError_t e = prepare(); e != cudaSuccess) return e;
+    if (!valid_device(dstDevice) || !valid_device(srcDevice)) return cudaErrorInvalidDevice;
+    return to_runtime(
+        driver().legacy.memcpy(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), count));
   }));
 }
 
@@ -158,6 +167,8 @@ cudaError_t CUDARTAPI cudaPointerGetAttributes(struct cudaPointerAttributes* att
       attributes->hostPointer = const_cast<void*>(ptr);
       return cudaSuccess;
     }
+    // The device the memory was allocated on (for host memory, the device whose context allocated it).
+    driver().legacy.pointer_get_attribute(&attributes->device, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, address);
     attributes->type = type == CU_MEMORYTYPE_DEVICE ? cudaMemoryTypeDevice : cudaMemoryTypeHost;
     attributes->devicePointer = const_cast<void*>(ptr);
     attributes->hostPointer = type == CU_MEMORYTYPE_DEVICE ? nullptr : const_cast<void*>(ptr);

@@ -55,7 +55,11 @@ thread_local std::vector<CallConfiguration> call_configurations;  // <<<>>> push
 std::recursive_mutex init_mutex;
 std::atomic<bool> init_done{false};
 std::atomic<CUresult> init_result{CUDA_ERROR_NOT_INITIALIZED};
-std::atomic<CUcontext> primary{nullptr};
+// Each device's primary context once the runtime retained it (it keeps it for the life of the process).
+std::atomic<CUcontext> primaries[kMaxRuntimeDevices] = {};
+// The device cudaSetDevice chose for this thread; a thread starts on device 0. A context the thread made current
+// through the driver API takes precedence (cudaGetDevice answers its device), as in NVIDIA's runtime.
+thread_local int chosen_device = 0;
 
 simcuda::ToolDispatch no_tool() { return nullptr; }
 
@@ -70,8 +74,26 @@ cudaError_t to_runtime(CUresult r) { return static_cast<cudaError_t>(r); }
 
 const DriverEntries& entries(bool per_thread) { return per_thread ? driver().per_thread : driver().legacy; }
 
-// Lazy initialization (cuInit, the primary context), and the primary context bound whenever the thread has none
-// current (as cudart does after a tool pushed and popped its own).
+CUresult primary_context(int device, CUcontext* context) {
+  if (device < 0 || device >= kMaxRuntimeDevices) return CUDA_ERROR_INVALID_DEVICE;
+  *context = primaries[device].load(std::memory_order_acquire);
+  if (*context != nullptr) return CUDA_SUCCESS;
+  std::lock_guard lock(init_mutex);
+  *context = primaries[device].load();
+  if (*context != nullptr) return CUDA_SUCCESS;
+  CUresult r = driver().legacy.primary_ctx_retain(context, device);
+  if (r == CUDA_SUCCESS) primaries[device].store(*context, std::memory_order_release);
+  return r;
+}
+
+CUcontext call_context() {
+  if (!driver().loaded) return nullptr;
+  CUcontext current = driver().table->current_context();
+  return current != nullptr ? current : primaries[chosen_device].load(std::memory_order_acquire);
+}
+
+// Lazy initialization (cuInit, the first thread's device's primary context), and the thread's device's primary
+// context bound whenever the thread has none current (as cudart does after a tool pushed and popped its own).
 cudaError_t prepare() {
   if (!driver().loaded) return cudaErrorInsufficientDriver;
   const DriverEntries& d = driver().legacy;
@@ -80,15 +102,29 @@ cudaError_t prepare() {
     if (!init_done.load()) {
       CUresult r = d.init(0);
       CUcontext context = nullptr;
-      if (r == CUDA_SUCCESS) r = d.primary_ctx_retain(&context, 0);
-      primary.store(context);
+      if (r == CUDA_SUCCESS) r = primary_context(chosen_device, &context);
       init_result.store(r);
       init_done.store(true, std::memory_order_release);
     }
   }
   if (CUresult r = init_result.load(); r != CUDA_SUCCESS) return to_runtime(r);
-  if (driver().table->current_context() == nullptr) d.ctx_set_current(primary.load());
+  if (driver().table->current_context() == nullptr) {
+    CUcontext context = nullptr;
+    if (CUresult r = primary_context(chosen_device, &context); r != CUDA_SUCCESS) return to_runtime(r);
+    d.ctx_set_current(context);
+  }
   return cudaSuccess;
+}
+
+// The device of the thread's current context (prepare() made one current).
+int current_device() {
+  int device = driver().table->context_device(driver().table->current_context());
+  return device >= 0 ? device : chosen_device;
+}
+
+bool valid_device(int device) {
+  int count = 0;
+  return driver().legacy.device_get_count(&count) == CUDA_SUCCESS && device >= 0 && device < count;
 }
 
 // prepare(), then the context's sticky error.
@@ -201,6 +237,7 @@ cudaError_t CUDARTAPI cudaRuntimeGetVersion(int* runtimeVersion) {
 cudaError_t CUDARTAPI cudaGetDeviceCount(int* count) {
   return TRACED(cudaGetDeviceCount, v3020, count) {
     if (count == nullptr) return cudaErrorInvalidValue;
+    *count = 0;  // what the runtime reports where initialization fails (no device: cudaErrorNoDevice)
     return via_driver([&] { return driver().legacy.device_get_count(count); });
   }));
 }
@@ -209,15 +246,29 @@ cudaError_t CUDARTAPI cudaGetDevice(int* device) {
   return TRACED(cudaGetDevice, v3020, device) {
     if (device == nullptr) return cudaErrorInvalidValue;
     if (cudaError_t e = ready(); e != cudaSuccess) return e;
-    *device = 0;
+    *device = current_device();
     return cudaSuccess;
   }));
 }
 
+// The thread's device from now on: its primary context is retained (once) and made current, as the runtime
+// initializes the device's primary context at cudaSetDevice since CUDA 12.0.
 cudaError_t CUDARTAPI cudaSetDevice(int device) {
   return TRACED(cudaSetDevice, v3020, device) {
-    if (cudaError_t e = ready(); e != cudaSuccess) return e;
-    return device == 0 ? cudaSuccess : cudaErrorInvalidDevice;
+    if (cudaError_t e = prepare(); e != cudaSuccess) return e;
+    cudaError_t current_error = to_runtime(driver().table->context_error());
+    if (device == current_device()) {
+      chosen_device = device;
+      return current_error;
+    }
+    // Leaving a device whose context was lost is allowed: that is how a multi-GPU program carries on.
+    if (!valid_device(device)) return current_error != cudaSuccess ? current_error : cudaErrorInvalidDevice;
+    CUcontext context = nullptr;
+    if (CUresult r = primary_context(device, &context); r != CUDA_SUCCESS) return to_runtime(r);
+    chosen_device = device;
+    if (CUresult r = driver().legacy.ctx_set_current(context); r != CUDA_SUCCESS) return to_runtime(r);
+    // The new device's own sticky error, if its context was lost.
+    return to_runtime(driver().table->context_error());
   }));
 }
 
@@ -229,14 +280,15 @@ cudaError_t CUDARTAPI cudaDeviceSynchronize(void) {
 
 // ---- errors ------------------------------------------------------------------------------------------------------
 
-// Sticky errors cannot be cleared; any other error is returned once and reset.
+// Sticky errors cannot be cleared: they are the current context's, read again at each call. Any other error is
+// returned once and reset. (A thread that moved to a healthy device no longer sees the lost one's error.)
 cudaError_t CUDARTAPI cudaGetLastError(void) {
   cudaError_t sticky = driver().loaded ? to_runtime(driver().table->context_error()) : cudaSuccess;
   cudaError_t result = sticky != cudaSuccess ? sticky : last_error;
-  last_error = sticky;
+  last_error = cudaSuccess;
   cudaGetLastError_v3020_params params{};
   return simcuda::traced_call<cudaError_t>(table(), RUNTIME_SITE(cudaGetLastError, v3020), params, nullptr,
-                                           primary.load(),
+                                           call_context(),
                                            [&] { return result; });
 }
 
@@ -244,7 +296,7 @@ cudaError_t CUDARTAPI cudaPeekAtLastError(void) {
   cudaError_t sticky = driver().loaded ? to_runtime(driver().table->context_error()) : cudaSuccess;
   cudaPeekAtLastError_v3020_params params{};
   return simcuda::traced_call<cudaError_t>(table(), RUNTIME_SITE(cudaPeekAtLastError, v3020), params, nullptr,
-                                           primary.load(), [&] { return sticky != cudaSuccess ? sticky : last_error; });
+                                           call_context(), [&] { return sticky != cudaSuccess ? sticky : last_error; });
 }
 
 #define SIMCUDA_RUNTIME_NAME_CASE(code, driver_name, runtime_name, text) \

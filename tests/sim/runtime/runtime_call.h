@@ -19,13 +19,23 @@
 namespace simcuda::runtime {
 
 extern thread_local cudaError_t last_error;
-extern std::atomic<CUcontext> primary;  // the primary context, once initialization retained it
+
+inline constexpr int kMaxRuntimeDevices = 16;  // the simulated driver's most (SIMCUDA_DEVICES)
 
 const simcuda::PrivateTable& table();
 cudaError_t to_runtime(CUresult r);
 const DriverEntries& entries(bool per_thread);
 // Lazy initialization (cuInit, the primary context), and the primary context bound where the thread has none.
 cudaError_t prepare();
+// A device's primary context, retained by the runtime once (cuDevicePrimaryCtxRetain).
+CUresult primary_context(int device, CUcontext* context);
+// The context a call's CUPTI callback data names: the thread's current one, or the primary context of its device
+// (the one the call will bind) before it has any.
+CUcontext call_context();
+// The device of the thread's current context (cudaGetDevice's answer), after prepare().
+int current_device();
+// An ordinal of a visible device (cudaErrorInvalidDevice otherwise), after prepare().
+bool valid_device(int device);
 // prepare(), then the context's sticky error.
 cudaError_t ready();
 // Keeps a failure as the thread's last error.
@@ -69,7 +79,7 @@ cudaError_t sync_via_driver(Call&& call) {
 // TRACED(fn, version, args...) { body })): the call traced with fn_version_params{args...}; errors kept as last.
 #define TRACED(fn, version, ...)                                                                                 \
   record(simcuda::traced_call<cudaError_t>(table(), RUNTIME_SITE(fn, version), fn##_##version##_params{__VA_ARGS__}, \
-                                           nullptr, primary.load(), [&]() -> cudaError_t
+                                           nullptr, call_context(), [&]() -> cudaError_t
 #define TRACED_LAUNCH(fn, version, stub, ...)                                                                    \
   record(simcuda::traced_call<cudaError_t>(table(), RUNTIME_SITE(fn, version), fn##_##version##_params{__VA_ARGS__}, \
-                                           name_of(stub), primary.load(), [&]() -> cudaError_t
+                                           name_of(stub), call_context(), [&]() -> cudaError_t
