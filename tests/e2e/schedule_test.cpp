@@ -1,10 +1,11 @@
 // Randomized launch schedules (programs/schedule_job.cpp) under the shim, each judged against the schedule's own
 // oracle: the launch the program made assert. Whatever the load (streams, queue depth, threads launching at once or
-// in turns, syncs, waits, streams made and destroyed, named or anonymous device lines), and through either event
-// source (CUPTI, or the interposition hooks):
+// in turns, syncs, waits, streams made and destroyed, named or anonymous device lines, streams spread over two GPUs),
+// and through either event source (CUPTI, or the interposition hooks):
 //   - a claim (exact, likely) names the asserting launch;
 //   - a window holds it, and its reason's count is the candidates';
 //   - unknown only when the ring no longer holds what may have failed;
+//   - over two GPUs, the report names the asserting launch's device as the one that failed;
 //   - with breadcrumbs on and one busy stream, or with FIRSTASSERT_SYNC=all and one launching thread, the answer is
 //     exact.
 // The seeds: SCHEDULE_SEEDS=FIRST-LAST (default 1-24); SCHEDULE_LAUNCHES=N fixes the launch count (a long run).
@@ -34,6 +35,10 @@ const Mode kModes[] = {
     {"interpose", {{"FIRSTASSERT_BACKEND", "interpose"}}, true, false},
     {"breadcrumbs_off", {{"FIRSTASSERT_BREADCRUMBS", "0"}}, false, false},
     {"sync_all", {{"FIRSTASSERT_SYNC", "all"}}, false, true},
+    // Two simulated GPUs: most plans spread their streams over both (schedule_plan.h), the assert on one of them.
+    {"two_devices", {{"SIMCUDA_DEVICES", "2"}}, true, false},
+    {"two_devices_interpose", {{"SIMCUDA_DEVICES", "2"}, {"FIRSTASSERT_BACKEND", "interpose"}}, true, false},
+    {"two_devices_breadcrumbs_off", {{"SIMCUDA_DEVICES", "2"}, {"FIRSTASSERT_BREADCRUMBS", "0"}}, false, false},
 };
 
 std::pair<uint64_t, uint64_t> seed_range() {
@@ -51,6 +56,7 @@ std::string word_after(const std::string& out, const std::string& label) { retur
 struct Asserting {
   std::string stream;
   long shared = -1;
+  int device = -1;  // printed where the plan spreads its streams over two devices
   bool busy_one = false;
   int threads = 0;
 };
@@ -62,6 +68,9 @@ Asserting asserting_of(const std::string& out) {
   char stream[64] = {};
   std::sscanf(out.c_str() + at, "asserting: stream %63s shared_mem %ld", stream, &a.shared);
   a.stream = stream;
+  size_t line_end = out.find('\n', at);
+  size_t device_at = out.find(" device ", at);
+  if (device_at != std::string::npos && device_at < line_end) a.device = std::atoi(out.c_str() + device_at + 8);
   a.busy_one = e2e::printed(out, "busy") == 1;
   size_t plan = out.find("plan: streams ");
   if (plan != std::string::npos) std::sscanf(out.c_str() + plan, "plan: streams %*d threads %d", &a.threads);
@@ -69,7 +78,8 @@ Asserting asserting_of(const std::string& out) {
 }
 
 bool is_it(const json& launch, const Asserting& a) {
-  return launch.is_object() && launch["stream"] == a.stream && launch["shared_mem"] == a.shared;
+  return launch.is_object() && launch["stream"] == a.stream && launch["shared_mem"] == a.shared &&
+         (a.device < 0 || launch["device"] == a.device);
 }
 
 class Schedules : public ::testing::TestWithParam<Mode> {};
@@ -96,6 +106,15 @@ TEST_P(Schedules, EveryClaimIsTheAssertingLaunchAndEveryWindowHoldsIt) {
     ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
     const json& r = o.report;
     ASSERT_EQ(r["first_error"]["code"], 710);
+    if (a.device >= 0) {
+      ++tally["(on two devices)"];
+      // The device whose context returned the error is the asserting launch's, named first among the two.
+      EXPECT_EQ(r["first_error"]["device"], a.device);
+      ASSERT_GE(r["devices"].size(), 1u) << r["devices"];
+      EXPECT_LE(r["devices"].size(), 2u) << r["devices"];
+      EXPECT_EQ(r["devices"][0]["ordinal"], a.device);
+      EXPECT_TRUE(r["devices"][0]["failed_first"].get<bool>());
+    }
     const json& decision = r["decision"];
     std::string confidence = decision["confidence"];
     std::string reason = decision["reason"];

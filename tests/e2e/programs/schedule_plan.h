@@ -10,13 +10,17 @@
 // of CUDA graphs, and exactly one launch that asserts (a kernel, or a kernel node of a graph replay), with up to a
 // hundred launches queued behind it on its stream. The device's assertion line names the kernel's function or is
 // anonymous (operator(), as PyTorch's lambda kernels print), and its block and thread lie within the asserting
-// launch's grid and block.
+// launch's grid and block. Where the process has two or more GPUs, most plans spread the streams over two of them,
+// each launch made with its stream's device current, as a model split over two GPUs is run (and with the legacy
+// stream, each device's own legacy stream is one of the plan's streams): the other device keeps running its work
+// after the assert, and the final sync is the failing device's.
 //
 // run() prints, before the final sync, what the oracle needs (the schedule is the seed's alone, whatever a tool does):
 //   plan: streams S threads T steps N named|anonymous [graphs] [legacy] [per-thread] [turns of K, persistent|fresh]
+//         [devices 2]
 //   busy: B          (1: only the asserting launch's stream can have had work in flight at the fault, and every
 //                    launch on it was queued after the one before it had returned)
-//   asserting: stream 0x.. shared_mem M grid G block K
+//   asserting: stream 0x.. shared_mem M grid G block K [device D]
 //   sync: <error name of the final cudaDeviceSynchronize>
 // The asserting launch is the only one with its (stream, shared_mem) pair among the last 30,000 launches.
 #ifndef FIRSTASSERT_SCHEDULE_PLAN_H
@@ -84,11 +88,15 @@ struct Plan {
   enum class Sharing { at_once, persistent_turns, fresh_turns };
   Sharing sharing = Sharing::at_once;
   long turn = 0;
+  // The GPUs the streams are spread over (1 or 2), and each stream's device.
+  int devices = 1;
+  std::vector<int> device_of;
 };
 
 // The seed's plan; launches_wanted > 0 fixes the number of launches (else drawn: 20 to 1,500). The order of the draws
-// is the plan's identity: a seed names the same schedule in every program and every version of this file.
-inline Plan make_plan(uint64_t seed, long launches_wanted) {
+// is the plan's identity: a seed names the same schedule in every program and every version of this file (on a
+// process with one GPU; devices_available >= 2 adds the devices' draws after all the others).
+inline Plan make_plan(uint64_t seed, long launches_wanted, int devices_available = 1) {
   std::mt19937_64 rng(seed);
   auto pick = [&](long lo, long hi) { return std::uniform_int_distribution<long>(lo, hi)(rng); };
   Plan p;
@@ -177,6 +185,13 @@ inline Plan make_plan(uint64_t seed, long launches_wanted) {
   // after the fault gets a launch that never runs, on a stream of its own, and its sync may report the fault.
   p.busy_one = p.streams == 1 && !churn &&
                (p.threads == 1 || (p.sharing != Plan::Sharing::at_once && !p.per_thread));
+  p.device_of.assign(static_cast<size_t>(p.streams), 0);
+  if (devices_available >= 2 && p.streams >= 2 && pick(0, 3) != 0) {
+    p.devices = 2;
+    for (int& d : p.device_of) d = static_cast<int>(pick(0, 1));
+    // With the legacy stream, stream 1 is the other device's legacy stream: two streams under one handle.
+    if (p.legacy) p.device_of[1] = 1 - p.device_of[0];
+  }
   return p;
 }
 
@@ -189,6 +204,12 @@ class Executor {
     KernelArgs args = s.args;
     void* argv[] = {&args};
     return cudaLaunchKernel(kernels_[args.kernel], dim3{s.grid}, dim3{s.block}, argv, s.shared, stream);
+  }
+
+  // With several devices, the device of the step's stream is made current first (a default stream is the current
+  // device's, and a graph replays on the device it was made on).
+  void to_device_of(int stream) const {
+    if (plan_->devices > 1) cudaSetDevice(plan_->device_of[static_cast<size_t>(stream)]);
   }
 
   // Three kernels captured on a stream of their own; the middle one is `middle` when given (the asserting node).
@@ -233,6 +254,7 @@ class Executor {
     size_t end = std::min(steps.size(), from + count);
     for (; from < end; ++from) {
       const Step& s = steps[from];
+      if (s.op != Op::sync_device && s.op != Op::churn) to_device_of(s.stream);
       switch (s.op) {
         case Op::launch:
           launch(s, streams[s.stream]);
@@ -255,6 +277,7 @@ class Executor {
           cudaEvent_t e = nullptr;
           if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) break;
           cudaEventRecord(e, streams[s.stream]);
+          to_device_of(s.other);  // a default stream is the current device's; the event may be another device's
           cudaStreamWaitEvent(streams[s.other], e, 0);
           cudaEventDestroy(e);
           break;
@@ -263,7 +286,8 @@ class Executor {
           churn_stream();
           break;
         case Op::replay:
-          cudaGraphLaunch(healthy_graph_, streams[s.stream]);
+          cudaGraphLaunch(healthy_graphs_[static_cast<size_t>(plan_->device_of[static_cast<size_t>(s.stream)])],
+                          streams[s.stream]);
           break;
         case Op::replay_failing:
           cudaGraphLaunch(failing_graph_, streams[s.stream]);
@@ -323,18 +347,30 @@ class Executor {
   // start.
   int run(uint64_t seed, long launches) {
     if (cudaFree(nullptr) != cudaSuccess) return 4;
-    Plan plan = make_plan(seed, launches);
+    int devices_available = 1;
+    if (cudaGetDeviceCount(&devices_available) != cudaSuccess) devices_available = 1;
+    Plan plan = make_plan(seed, launches, devices_available);
+    plan_ = &plan;
     std::vector<cudaStream_t> streams(plan.streams);
-    for (cudaStream_t& s : streams)
-      cudaStreamCreateWithFlags(&s, plan.legacy ? cudaStreamDefault : cudaStreamNonBlocking);
+    for (int i = 0; i < plan.streams; ++i) {
+      to_device_of(i);
+      cudaStreamCreateWithFlags(&streams[i], plan.legacy ? cudaStreamDefault : cudaStreamNonBlocking);
+    }
     if (plan.legacy) {
-      cudaStreamDestroy(streams[0]);
-      streams[0] = nullptr;  // the legacy default stream, which waits for the blocking streams and they for it
+      // The legacy default stream, which waits for the blocking streams and they for it: each device's own.
+      for (int i = 0; i < (plan.devices > 1 ? 2 : 1); ++i) {
+        cudaStreamDestroy(streams[i]);
+        streams[i] = nullptr;
+      }
     } else if (plan.per_thread) {
       cudaStreamDestroy(streams[0]);
       streams[0] = cudaStreamPerThread;  // each launching thread's own
     }
-    if (plan.graphs) healthy_graph_ = capture(nullptr);
+    for (int d = 0; d < plan.devices && plan.graphs; ++d) {
+      if (plan.devices > 1) cudaSetDevice(d);
+      healthy_graphs_.push_back(capture(nullptr));
+    }
+    to_device_of(plan.failing_stream);
     if (plan.failing_in_graph) failing_graph_ = capture(&plan.failing_node);
     size_t total = plan.steps[0].size() + plan.steps[1].size();
     std::printf("plan: streams %d threads %d steps %zu %s%s%s%s%s", plan.streams, plan.threads, total,
@@ -344,11 +380,14 @@ class Executor {
     if (plan.sharing != Plan::Sharing::at_once)
       std::printf(" turns of %ld, %s", plan.turn,
                   plan.sharing == Plan::Sharing::persistent_turns ? "persistent" : "fresh");
+    if (plan.devices > 1) std::printf(" devices %d", plan.devices);
     std::printf("\n");
     std::printf("busy: %d\n", plan.busy_one ? 1 : 0);
-    std::printf("asserting: stream 0x%llx shared_mem %u grid %u block %u\n",
+    std::printf("asserting: stream 0x%llx shared_mem %u grid %u block %u",
                 static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(streams[plan.failing_stream])),
                 plan.failing_shared, plan.failing_grid, plan.failing_block);
+    if (plan.devices > 1) std::printf(" device %d", plan.device_of[static_cast<size_t>(plan.failing_stream)]);
+    std::printf("\n");
     std::fflush(stdout);
     if (plan.threads == 2 && plan.sharing != Plan::Sharing::at_once) {
       run_in_turns(plan, streams);
@@ -359,14 +398,18 @@ class Executor {
       run_steps(plan.steps[0], streams);
       if (second.joinable()) second.join();
     }
+    to_device_of(plan.failing_stream);  // the failing device's sync
     cudaError_t sync = cudaDeviceSynchronize();
     std::printf("sync: %s\n", cudaGetErrorName(sync));
+    plan_ = nullptr;
     return 0;
   }
 
  private:
   KernelTable kernels_;
-  cudaGraphExec_t healthy_graph_ = nullptr, failing_graph_ = nullptr;
+  const Plan* plan_ = nullptr;
+  std::vector<cudaGraphExec_t> healthy_graphs_;  // one per device
+  cudaGraphExec_t failing_graph_ = nullptr;
 };
 
 }  // namespace schedule
