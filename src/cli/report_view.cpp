@@ -97,7 +97,7 @@ void add_gpu(const json& report, std::vector<Row>& rows) {
                               ") at " + text_of(error, "api", "?");
     lines.push_back({gpu_of(devices[i]) + ": " +
                          after_words(text_of(after, "state"), static_cast<uint64_t>(number_of(after, "syncs_succeeded")),
-                                     first_error)});
+                                     static_cast<uint64_t>(number_of(after, "launches_completed")), first_error)});
   }
   rows.push_back(row("gpu", "gpu", std::move(lines)));
 }

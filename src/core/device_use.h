@@ -24,17 +24,21 @@ struct DeviceIdentity {
 // What calls on a context showed after the first sticky error (Tracker: counted from then on).
 struct AfterFirstError {
   uint64_t syncs_succeeded = 0;  // synchronizing calls that returned success: its work was still completing
+  // Its launches numbered after the error that the stream breadcrumbs prove complete (where a sync that succeeds is
+  // not recorded, since the breadcrumbs prove what it would).
+  uint64_t launches_completed = 0;
   uint64_t sticky_errors = 0;    // calls that returned a sticky error from it
   int first_code = 0;            // the first of those errors
   ApiDomain first_domain = ApiDomain::runtime;
   std::string first_api;         // and the call that returned it
 };
 
-// "failed" (a call on it returned a sticky error), "working" (a synchronization on it succeeded, and nothing
-// failed), or "not_synchronized" (nothing on it was waited for since: whether it still works is not known).
+// "failed" (a call on it returned a sticky error), "working" (a synchronization on it succeeded, or launches made
+// after the error completed, and nothing failed), or "not_synchronized" (nothing shows that work on it completed
+// since: whether it still works is not known).
 inline const char* after_state(const AfterFirstError& a) {
   if (a.sticky_errors > 0) return "failed";
-  return a.syncs_succeeded > 0 ? "working" : "not_synchronized";
+  return a.syncs_succeeded > 0 || a.launches_completed > 0 ? "working" : "not_synchronized";
 }
 
 struct DeviceUse {

@@ -515,7 +515,7 @@ Findings Tracker::findings() const {
       }
       if (f.culprit->graph_node != 0) f.culprit_graph = replayed_nodes(*f.culprit);
     }
-    f.devices = devices_used(f.primary.context);
+    f.devices = devices_used(f.primary.context, all);
     if (f.primary.context != 0 && f.devices.size() > 1) f.reason += "; " + failing_context_clause(f.devices);
   } else if (!f.launch_errors.empty()) {
     // No sticky error, but a launch the API refused: that launch is the first error, known exactly.
@@ -525,18 +525,24 @@ Findings Tracker::findings() const {
     f.reason = std::string(launch_api_name(e.launch.api)) + " refused this launch with " +
                error_name(e.domain, e.code) + "; it never ran";
   }
-  if (!f.has_primary) f.devices = devices_used(0);
+  if (!f.has_primary) f.devices = devices_used(0, all);
   return f;
 }
 
 // Each context seen (device_probe_, else those the calls after the error came from), with what its calls showed
 // after the primary error; the failing one first.
-std::vector<DeviceUse> Tracker::devices_used(uintptr_t failing) const {
+std::vector<DeviceUse> Tracker::devices_used(uintptr_t failing, const std::vector<LaunchRecord>& all) const {
   std::vector<DeviceIdentity> seen = device_probe_ ? device_probe_() : std::vector<DeviceIdentity>{};
   std::map<uintptr_t, AfterFirstError> after;
+  uint64_t from = 0;
   {
     std::lock_guard lock(mutex_);
     after = after_primary_;
+    from = primary_.launches_before;
+  }
+  if (failing != 0 && probe_) {
+    if (std::optional<StreamProgressView> progress = probe_())
+      count_completed_after(all, from, failing, *progress, after);
   }
   std::vector<DeviceUse> used;
   for (const DeviceIdentity& identity : seen) used.push_back({identity, false, {}});
@@ -553,6 +559,23 @@ std::vector<DeviceUse> Tracker::devices_used(uintptr_t failing) const {
   }
   std::stable_partition(used.begin(), used.end(), [](const DeviceUse& u) { return u.failed_first; });
   return used;
+}
+
+// The launches of other contexts than the failing one, numbered after the primary error (from), that the breadcrumbs
+// prove complete: any write that ran proves every launch of its stream's generation numbered below it complete.
+void count_completed_after(const std::vector<LaunchRecord>& all, uint64_t from, uintptr_t failing,
+                           const StreamProgressView& progress, std::map<uintptr_t, AfterFirstError>& after) {
+  std::multimap<uint64_t, const StreamProgress*> by_key;
+  for (const StreamProgress& p : progress.pairs) by_key.emplace(p.stream_key, &p);
+  for (const LaunchRecord& r : all) {
+    if (r.seq < from || r.context == 0 || r.context == failing || r.graph_node != 0) continue;
+    auto [begin, end] = by_key.equal_range(stream_key(r.stream, r.per_thread_default_stream, r.thread, r.device));
+    bool completed = std::any_of(begin, end, [&](const auto& entry) {
+      const StreamProgress& p = *entry.second;
+      return p.born_at <= r.seq && r.seq < p.ended_at && r.seq < p.completed_before;
+    });
+    if (completed && (after.count(r.context) != 0 || after.size() < Tracker::kMaxSites)) ++after[r.context].launches_completed;
+  }
 }
 
 std::string device_words(const DeviceIdentity& d) {

@@ -114,6 +114,10 @@ struct Findings {
   std::vector<DeviceUse> devices;
 };
 
+// What the breadcrumbs (progress) show of the other contexts after the primary error: their launches numbered from
+// `from` on that completed, counted into after (bounded as Tracker's table of them).
+void count_completed_after(const std::vector<LaunchRecord>& all, uint64_t from, uintptr_t failing,
+                           const StreamProgressView& progress, std::map<uintptr_t, AfterFirstError>& after);
 // "cuda:1", or words saying the device is not known.
 std::string device_words(const DeviceIdentity& d);
 // The decision's words when the job used several contexts (devices, the failing one first): only the failing one's
@@ -245,7 +249,7 @@ class Tracker {
   void record_secondary(const ApiCall& call, int64_t now);
   bool elsewhere_than_primary(const ApiCall& call) const;
   void record_after_primary(const ApiCall& call);
-  std::vector<DeviceUse> devices_used(uintptr_t failing) const;
+  std::vector<DeviceUse> devices_used(uintptr_t failing, const std::vector<LaunchRecord>& all) const;
   void record_primary(const ApiCall& call, int64_t now);
   std::vector<uintptr_t> keep_primary(const ApiCall& call, int64_t now);
   void keep_graph_nodes(const std::vector<uintptr_t>& graph_execs);

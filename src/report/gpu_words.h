@@ -22,12 +22,17 @@ inline std::string gpu_words(long long ordinal, const std::string& name, const s
 
 // What another GPU's calls showed after the first error (after_state's words). A failure there is said, not
 // explained: it may be its own fault, or this one reaching it (a peer copy from the failed device's memory).
-inline std::string after_words(std::string_view state, uint64_t syncs_succeeded, const std::string& first_error) {
+inline std::string after_words(std::string_view state, uint64_t syncs_succeeded, uint64_t launches_completed,
+                               const std::string& first_error) {
   if (state == "failed") return "failed too: " + first_error;
-  if (state == "working")
-    return "still working: " + std::to_string(syncs_succeeded) + " synchronization" +
-           (syncs_succeeded == 1 ? "" : "s") + " on it succeeded after the first error";
-  return "not synchronized since the first error: whether it still works is not known";
+  if (state != "working") return "nothing shows its work completing since the first error: whether it still works is not known";
+  std::string shown;
+  if (launches_completed > 0)
+    shown = std::to_string(launches_completed) + " of its launches made after it completed";
+  if (syncs_succeeded > 0)
+    shown += (shown.empty() ? "" : ", and ") + std::to_string(syncs_succeeded) + " synchronization" +
+             (syncs_succeeded == 1 ? "" : "s") + " on it succeeded";
+  return "still working after the first error: " + shown;
 }
 
 }  // namespace firstassert

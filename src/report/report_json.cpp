@@ -231,6 +231,7 @@ json devices_section(const Findings& f) {
     if (f.has_primary && !d.failed_first) {
       after = {{"state", after_state(d.after)},
                {"syncs_succeeded", d.after.syncs_succeeded},
+               {"launches_completed", d.after.launches_completed},
                {"sticky_errors", d.after.sticky_errors},
                {"first_error", nullptr}};
       if (d.after.sticky_errors > 0)

@@ -124,6 +124,25 @@ TEST(TrackerDevices, SyncsThatSucceedOnAnotherContextShowItStillWorks) {
   EXPECT_EQ(f.devices[0].after.syncs_succeeded, 0u);  // the failing one's own calls are not counted
 }
 
+// With breadcrumbs a sync that succeeds is not even recorded (they prove what it would): another device's launches
+// made after the error that the breadcrumbs prove complete show it still works; its launches from before, not.
+TEST(TrackerDevices, BreadcrumbsShowAnotherDeviceRanWorkAfterTheError) {
+  Tracker t(64);
+  two_gpus(t);
+  launch_on(t, kContext0, 0, "_Z5layerv", 0);  // 0: complete, but before the error
+  launch_on(t, kContext1, 1, "_Z4lossv", 0);   // 1: faults
+  t.record_call(on(kContext1, "cudaDeviceSynchronize", 710, CallKind::sync_device, 0, 1));
+  launch_on(t, kContext0, 0, "_Z5layerv", 0);  // 2
+  launch_on(t, kContext0, 0, "_Z5layerv", 0);  // 3: not complete yet
+  const int32_t thread = current_thread_id();
+  test::breadcrumbs(t, {{stream_key(0, false, thread, 0), 3}, {stream_key(0, false, thread, 1), 1}});
+  Findings f = t.findings();
+  ASSERT_EQ(f.devices.size(), 2u);
+  EXPECT_EQ(f.devices[1].after.launches_completed, 1u);
+  EXPECT_STREQ(after_state(f.devices[1].after), "working");
+  EXPECT_EQ(f.devices[0].after.launches_completed, 0u);
+}
+
 TEST(TrackerDevices, AnotherDeviceNotWaitedForSinceIsNotClaimedToWork) {
   Tracker t(64);
   two_gpus(t);
