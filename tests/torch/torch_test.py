@@ -142,6 +142,22 @@ class TorchJobs(unittest.TestCase):
         self.assert_culprit(run, "mlp_bad_label.py", "nll_loss_forward_reduce_cuda_kernel_2d",
                             "t >= 0 && t < n_classes", {"exact"})
 
+    def test_a_model_split_over_two_gpus_whose_loss_asserts_on_cuda_1(self):
+        job = "split_model_bad_label.py"
+        run = Run(job, env={"SIMCUDA_DEVICES": "2"})
+        self.assertNotEqual(run.status, 0, run.stderr[-3000:])
+        report = self.assert_culprit(run, job, "nll_loss_forward_reduce_cuda_kernel_2d", "t >= 0 && t < n_classes",
+                                     {"exact"})
+        detail = json.dumps({k: report[k] for k in ("first_error", "devices", "decision")}, indent=1)
+        # The failing GPU is cuda:1, named first; cuda:0's launches were never candidates.
+        self.assertEqual(report["first_error"]["device"], 1, detail)
+        self.assertEqual(report["culprit"]["device"], 1, detail)
+        self.assertTrue(all(c["device"] == 1 for c in report["candidates"]), detail)
+        self.assertEqual([d["ordinal"] for d in report["devices"]], [1, 0], detail)
+        self.assertNotEqual(report["devices"][0]["uuid"], report["devices"][1]["uuid"], detail)
+        self.assertIn("firstassert: gpu: cuda:1 ", run.stderr)
+        self.assertIn("1 of the 2 GPUs this process used", run.stderr)
+
     def assert_exact_at_the_first_summary(self, run):
         """The summary printed when the error was seen already names the culprit exactly (not only the report
         rewritten at exit)."""
