@@ -81,9 +81,9 @@ class CellWatch:
             self.first = {"cell": "In[%s]" % getattr(result, "execution_count", "?"),
                           "kernel": first_line(shown, "kernel") if report.get("culprit") else None,
                           "where": first_line(shown, "launched_at").partition("  ->  ")[0] or None}
-            _display(picked(shown, FIRST_ERROR_ROWS, path), "the first CUDA error of this kernel", RESTART)
+            _display(picked(shown, FIRST_ERROR_ROWS, path), "the first CUDA error of this kernel", restart_advice(report))
         else:
-            _display(secondary_rows(report, self.first, path), "a secondary CUDA error", RESTART)
+            _display(secondary_rows(report, self.first, path), "a secondary CUDA error", restart_advice(report))
 
 
 # The rows of `firstassert show` a failing cell shows: what failed, where it was launched, what to check. A small
@@ -104,15 +104,41 @@ def picked(shown, keys, path):
     return [(shown[key]["label"], shown[key]["lines"]) for key in keys if key in shown] + [("report", [path])]
 
 
+def restart_advice(report):
+    """What a restart brings back. A device-side assert loses its own GPU's context (CUDA documents 710 as losing
+    "the context"): where the job used several GPUs, the others may still work; other sticky errors lose them all."""
+    devices = report.get("devices") or []
+    failing = devices[0] if devices and devices[0].get("failed_first") else {}
+    if len(devices) > 1 and failing.get("ordinal") is not None and (report.get("first_error") or {}).get("code") == 710:
+        return ("every CUDA call on cuda:%d fails until this kernel restarts (Jupyter: Kernel > Restart; Colab: "
+                "Runtime > Restart session)" % failing["ordinal"])
+    return RESTART
+
+
+def _failed_since(report):
+    """The other GPUs whose own calls failed after the first error (the report's devices)."""
+    return [d for d in (report.get("devices") or [])[1:]
+            if (d.get("after_first_error") or {}).get("state") == "failed"]
+
+
 def secondary_rows(report, first, path):
     lost = "kernel %s" % first["kernel"] if first.get("kernel") else "the first error"
     if first.get("where"):
         lost += ", launched at %s" % first["where"]
     count = (report.get("secondary") or {}).get("count", 0)
-    return [("secondary", ["this cell's error follows the first one: the CUDA context was lost in cell %s (%s)" % (
-                first["cell"], lost)]),
-            ("so far", ["%s later error(s) caused by the first" % count]),
-            ("report", [path])]
+    others = _failed_since(report)
+    if others:
+        # Another GPU failed since: this cell's error may be that GPU's own, not the first one's aftermath.
+        head = ("this cell's error came after the first one (cell %s: %s); another GPU has failed since, so it may "
+                "be that GPU's own" % (first["cell"], lost))
+    else:
+        head = "this cell's error follows the first one: the CUDA context was lost in cell %s (%s)" % (first["cell"], lost)
+    rows = [("secondary", [head]), ("so far", ["%s later error(s) caused by the first" % count])]
+    for other in others:
+        error = (other.get("after_first_error") or {}).get("first_error") or {}
+        rows.append(("other gpu", ["cuda:%s failed too: %s (%s) at %s" % (
+            other.get("ordinal", "?"), error.get("name", "?"), error.get("code", "?"), error.get("api", "?"))]))
+    return rows + [("report", [path])]
 
 
 def render_text(rows, title, footer):

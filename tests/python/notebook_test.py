@@ -599,6 +599,44 @@ class CellOfASmallWindow(unittest.TestCase):
         self.assertNotIn("<- shown", text)
 
 
+class CellsOnSeveralGpus(unittest.TestCase):
+    """What a failing cell says of a job that used several GPUs: a device-side assert loses its own GPU's context, so
+    the footer names it; a later cell's error, once another GPU failed too, may be that GPU's own."""
+
+    @staticmethod
+    def report(code=710, other_state="working", devices=2):
+        gpus = [{"ordinal": 1, "failed_first": True, "after_first_error": None},
+                {"ordinal": 0, "failed_first": False,
+                 "after_first_error": {"state": other_state, "syncs_succeeded": 0, "launches_completed": 3,
+                                       "sticky_errors": 1 if other_state == "failed" else 0,
+                                       "first_error": {"api": "cudaStreamSynchronize", "code": 710,
+                                                       "name": "cudaErrorAssert"}
+                                       if other_state == "failed" else None}}][:devices]
+        return {"first_error": {"code": code, "sticky": True}, "devices": gpus, "secondary": {"count": 2}}
+
+    def setUp(self):
+        import_module()
+        from firstassert import notebook
+        self.notebook = notebook
+        self.first = {"cell": "In[3]", "kernel": "nll_loss_forward_reduce_cuda_kernel_2d", "where": "Cell In[3], line 6"}
+
+    def test_the_footer_names_the_gpu_a_device_assert_lost(self):
+        self.assertIn("every CUDA call on cuda:1 fails until this kernel restarts",
+                      self.notebook.restart_advice(self.report()))
+        # Other sticky errors lose every context of the process; one GPU has nothing to tell apart.
+        self.assertEqual(self.notebook.restart_advice(self.report(code=700)), self.notebook.RESTART)
+        self.assertEqual(self.notebook.restart_advice(self.report(devices=1)), self.notebook.RESTART)
+
+    def test_a_later_error_once_another_gpu_failed_is_not_called_the_first_ones(self):
+        rows = dict(self.notebook.secondary_rows(self.report(other_state="failed"), self.first, "/r.json"))
+        self.assertIn("another GPU has failed since, so it may be that GPU's own", rows["secondary"][0])
+        self.assertEqual(rows["other gpu"], ["cuda:0 failed too: cudaErrorAssert (710) at cudaStreamSynchronize"])
+        rows = dict(self.notebook.secondary_rows(self.report(), self.first, "/r.json"))
+        self.assertIn("this cell's error follows the first one: the CUDA context was lost in cell In[3]",
+                      rows["secondary"][0])
+        self.assertNotIn("other gpu", rows)
+
+
 class LastReport(unittest.TestCase):
     def test_empty_dir(self):
         fa = import_module()

@@ -47,6 +47,32 @@ for step in range(8):
     opt.step()
 """
 TRAIN_LOSS_LINE = 6
+# The same classifier split over two GPUs (the body on cuda:0, the head and the loss on cuda:1), the loss on line 6.
+SPLIT_SETUP = """\
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+classes = 10
+body = nn.Sequential(nn.Linear(32, 64), nn.ReLU()).to("cuda:0")
+head = nn.Linear(64, classes).to("cuda:1")
+opt = torch.optim.SGD(list(body.parameters()) + list(head.parameters()), lr=0.1)
+"""
+SPLIT_TRAIN = """\
+for step in range(8):
+    x = torch.randn(64, 32).to("cuda:0")
+    y = torch.randint(0, classes, (64,))
+    if step == 4:
+        y[21] = classes
+    loss = nn.functional.cross_entropy(head(body(x).to("cuda:1")), y.to("cuda:1"))
+    print(step, loss.item())
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+OTHER_GPU_LOSS = """\
+scores = torch.randn(4, classes, device="cuda:0")
+nn.functional.cross_entropy(scores, torch.tensor([0, 1, classes, 2], device="cuda:0")).item()
+"""
 
 
 def text_of(cell, kind):
@@ -87,19 +113,21 @@ for step in range(3):
 class Notebook:
     """The sources run as cells of a real kernel with firstassert loaded; its cells, the last report, the details."""
 
-    def __init__(self, sources):
+    def __init__(self, sources, env=None):
         with tempfile.TemporaryDirectory() as workdir:
             specs = os.path.join(workdir, "kernels", "fa")
             os.makedirs(specs)
             with open(os.path.join(specs, "kernel.json"), "w") as f:
                 json.dump({"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
                            "display_name": "firstassert torch", "language": "python"}, f)
+            env_extra = env or {}
             env = {k: v for k, v in os.environ.items() if not k.startswith("FIRSTASSERT_") and k != "LD_PRELOAD"}
             env.update({"LD_LIBRARY_PATH": f"{SIM_DIR}:{SIM_DIR}/standins",
                         "SIMCUDA_DEVICE_CODE": f"{SIM_DIR}/aten/libsimaten.so", "PYTHONPATH": PACKAGE_ROOT,
                         "FIRSTASSERT_LIB": SHIM, "JUPYTER_PLATFORM_DIRS": "1",
                         "JUPYTER_RUNTIME_DIR": os.path.join(workdir, "runtime"),
                         "TORCHINDUCTOR_CACHE_DIR": os.path.join(workdir, "inductor")})
+            env.update(env_extra)
             nb = new_notebook()
             client = NotebookClient(nb, km=AsyncKernelManager(kernel_name="fa", kernel_spec_manager=KernelSpecManager(
                 kernel_dirs=[os.path.dirname(specs)])), timeout=180, startup_timeout=120, allow_errors=True,
@@ -149,6 +177,26 @@ class TorchNotebook(unittest.TestCase):
         self.assertIsNotNone(run.report, detail)
         message = run.report["culprit"]["device_message"] or {}
         self.assertEqual(message.get("condition"), "t >= 0 && t < n_classes", json.dumps(run.report)[:3000])
+
+    def test_on_two_gpus_the_failing_cell_names_the_gpu_whose_context_is_lost(self):
+        # The model split over two GPUs: the loss, on cuda:1, asserts in cell 3. Cell 4 computes a loss on cuda:0, but
+        # the thread's current device is still cuda:1, whose lost context torch's device guard meets first
+        # (cudaGetDevice "may also return error codes from previous, asynchronous launches"): its error is the
+        # first one's aftermath, and the footer says which GPU a restart brings back.
+        run = Notebook([SPLIT_SETUP, SPLIT_TRAIN, OTHER_GPU_LOSS], env={"SIMCUDA_DEVICES": "2"})
+        detail = run.detail
+        self.assertFalse(run.errors(1), detail)
+        self.assertTrue(run.errors(2), detail)
+        shown = run.shown(2)
+        for expected in ["gpu          cuda:1 ", "kernel       nll_loss_forward_reduce_cuda_kernel_2d",
+                         "confidence   exact:", "launched at  Cell In[3], line %d" % TRAIN_LOSS_LINE,
+                         "Every CUDA call on cuda:1 fails until this kernel restarts"]:
+            self.assertIn(expected, shown, detail)
+        self.assertTrue(run.errors(3), detail)
+        later = run.shown(3)
+        for expected in ["this cell's error follows the first one: the CUDA context was lost in cell In[3]",
+                         "Every CUDA call on cuda:1 fails until this kernel restarts"]:
+            self.assertIn(expected, later, detail)
 
     def test_a_compiled_models_failing_cell_names_the_model_cells_line(self):
         run = Notebook([COMPILED_MODEL, COMPILED_RUN])
