@@ -152,6 +152,8 @@ Ret around(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* name,
   uint64_t entry = 0;
   const char* kernel = nullptr;
   try {
+    // A launch's breadcrumb slot is taken before the call, for its device's stream: the context current then.
+    if (source::is_launch(domain, cbid)) site.context = current_context();
     entry = source::call_entered(site);
     // Named before the call: a launch that faults (CUDA_LAUNCH_BLOCKING=1, or a kernel quicker than this hook)
     // leaves the context sticky, and every later name query fails.
