@@ -21,8 +21,8 @@ std::string report_path();
 // when one has been written. False when there is none.
 bool refresh_report();
 // The process is about to end (a notebook kernel asked to shut down, which its front end may kill before it exits):
-// the report is rewritten as at exit, final, now; the exit handler rewrites it again if it runs. False when there is
-// nothing to report.
+// the report is rewritten as at exit, final, now, without a word on stderr; the exit handler rewrites it again if it
+// runs, and says what it says. False when there is nothing to report.
 bool finish_report();
 // How many launches have been recorded so far (the next launch's seq), or kNotRecording. The job's side brackets a
 // call with it to know which launches the call made (the launches of its thread numbered in between).

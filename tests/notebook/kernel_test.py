@@ -273,7 +273,8 @@ class InAKernel(KernelTestCase):
             self.assertIn("secondary    2 later errors at 1 call site, caused by the first (so far)\n", shown,
                           self.detail(kernel, same))
             ended = kernel.restart()
-            self.assertIn(ended, (0, -signal.SIGTERM), "the kernel exited, or jupyter_client terminated it")
+            self.assertIn(ended, (0, -signal.SIGTERM),
+                          "the kernel exited, or jupyter_client terminated it; its stderr:\n" + kernel.kernel_stderr()[-4000:])
             # Asked to restart, the kernel made its report final at once; exited, its exit rewrote it again.
             self.check_shown_after_restart(kernel, report_path, FINAL_AT_EXIT if ended == 0 else FINAL_AT_SHUTDOWN)
             # The restarted kernel, healthy, writes no report of its own.
