@@ -546,7 +546,8 @@ std::vector<DeviceUse> Tracker::devices_used(uintptr_t failing, const std::vecto
   }
   std::vector<DeviceUse> used;
   for (const DeviceIdentity& identity : seen) used.push_back({identity, false, {}});
-  for (const auto& [context, _] : after) {
+  for (const auto& entry : after) {
+    const uintptr_t context = entry.first;  // a plain variable: a lambda may not capture a structured binding (C++17)
     auto named = [&](const DeviceUse& u) { return u.identity.context == context; };
     if (std::any_of(used.begin(), used.end(), named)) continue;
     DeviceIdentity unnamed;
