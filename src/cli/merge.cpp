@@ -197,6 +197,7 @@ Outcome order_by_first_error(const std::vector<Rank>& ranks, double skew_seconds
 }
 
 json rank_or_null(const Rank& k) { return k.rank ? json(*k.rank) : json(nullptr); }
+json text_or_null(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
 
 // The failed ranks by the physical GPU they failed on (its UUID), in the order of each GPU's first failure; ranks
 // whose report names no UUID are left out (ungrouped).
@@ -218,11 +219,10 @@ std::vector<GpuGroup> group_by_gpu(const std::vector<Rank>& failed) {
 
 json gpu_or_null(const Rank& k) {
   if (k.gpu_ordinal < 0 && k.gpu_uuid.empty()) return nullptr;
-  auto or_null = [](const std::string& s) { return s.empty() ? json(nullptr) : json(s); };
   return {{"ordinal", k.gpu_ordinal >= 0 ? json(k.gpu_ordinal) : json(nullptr)},
-          {"name", or_null(k.gpu_name)},
-          {"uuid", or_null(k.gpu_uuid)},
-          {"pci_bus_id", or_null(k.gpu_pci_bus_id)}};
+          {"name", text_or_null(k.gpu_name)},
+          {"uuid", text_or_null(k.gpu_uuid)},
+          {"pci_bus_id", text_or_null(k.gpu_pci_bus_id)}};
 }
 
 void print_json(const Outcome& o, double skew_seconds, std::ostream& out) {
@@ -244,8 +244,8 @@ void print_json(const Outcome& o, double skew_seconds, std::ostream& out) {
                         {"after_first_ns", k.error_ns - o.failed[0].error_ns},
                         {"culprit", k.kernel},
                         {"confidence", k.confidence},
-                        {"values", k.values.empty() ? json(nullptr) : json(k.values)},
-                        {"model", k.model.empty() ? json(nullptr) : json(k.model)},
+                        {"values", text_or_null(k.values)},
+                        {"model", text_or_null(k.model)},
                         {"gpu", gpu_or_null(k)}});
   }
   j["failures"] = failures;

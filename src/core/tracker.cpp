@@ -323,21 +323,17 @@ __attribute__((always_inline)) inline void Tracker::record_success(const ApiCall
 
 // What a call on another context than the primary error's shows of that device, after the primary error: a
 // synchronizing call that succeeded (its work still completes), or a sticky error of its own. Calls on the failing
-// context, and calls whose context is not known, tell nothing apart from the primary error.
-bool Tracker::elsewhere_than_primary(const ApiCall& call) const {
-  std::lock_guard lock(mutex_);
-  return call.context != 0 && primary_.context != 0 && call.context != primary_.context;
-}
-
-void Tracker::record_after_primary(const ApiCall& call) {
+// context, and calls whose context is not known, tell nothing apart from the primary error. Returns whether the call
+// was another context's.
+bool Tracker::record_after_primary(const ApiCall& call) {
   bool sync = call.kind == CallKind::sync_device || call.kind == CallKind::sync_stream ||
               call.kind == CallKind::query_stream || call.kind == CallKind::blocking_copy;
-  if (call.code == 0 && !sync) return;
+  if (call.code == 0 && !sync) return false;
   std::lock_guard lock(mutex_);
-  if (call.context == 0 || primary_.context == 0 || call.context == primary_.context) return;
+  if (call.context == 0 || primary_.context == 0 || call.context == primary_.context) return false;
   auto it = after_primary_.find(call.context);
   if (it == after_primary_.end()) {
-    if (after_primary_.size() >= kMaxSites) return;
+    if (after_primary_.size() >= kMaxSites) return true;
     it = after_primary_.emplace(call.context, AfterFirstError{}).first;
   }
   AfterFirstError& after = it->second;
@@ -348,15 +344,13 @@ void Tracker::record_after_primary(const ApiCall& call) {
     after.first_domain = call.domain;
     after.first_api = call.api != nullptr ? call.api : "unknown";
   }
+  return true;
 }
 
 // A sticky error after the primary one: on its context, counted by call and code, and told to on_secondary; on
 // another context (another GPU), that device's own (record_after_primary).
 void Tracker::record_secondary(const ApiCall& call, int64_t now) {
-  if (elsewhere_than_primary(call)) {
-    record_after_primary(call);
-    return;
-  }
+  if (record_after_primary(call)) return;
   uint64_t count = 0;
   {
     std::lock_guard lock(mutex_);
@@ -515,8 +509,6 @@ Findings Tracker::findings() const {
       }
       if (f.culprit->graph_node != 0) f.culprit_graph = replayed_nodes(*f.culprit);
     }
-    f.devices = devices_used(f.primary.context, all);
-    if (f.primary.context != 0 && f.devices.size() > 1) f.reason += "; " + failing_context_clause(f.devices);
   } else if (!f.launch_errors.empty()) {
     // No sticky error, but a launch the API refused: that launch is the first error, known exactly.
     const LaunchError& e = f.launch_errors.front();
@@ -525,7 +517,9 @@ Findings Tracker::findings() const {
     f.reason = std::string(launch_api_name(e.launch.api)) + " refused this launch with " +
                error_name(e.domain, e.code) + "; it never ran";
   }
-  if (!f.has_primary) f.devices = devices_used(0, all);
+  f.devices = devices_used(f.has_primary ? f.primary.context : 0, all);
+  if (f.has_primary && f.primary.context != 0 && f.devices.size() > 1)
+    f.reason += "; " + failing_context_clause(f.devices);
   return f;
 }
 

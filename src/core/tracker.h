@@ -247,8 +247,7 @@ class Tracker {
   void end_capture(const ApiCall& call);
   void record_success(const ApiCall& call);
   void record_secondary(const ApiCall& call, int64_t now);
-  bool elsewhere_than_primary(const ApiCall& call) const;
-  void record_after_primary(const ApiCall& call);
+  bool record_after_primary(const ApiCall& call);
   std::vector<DeviceUse> devices_used(uintptr_t failing, const std::vector<LaunchRecord>& all) const;
   void record_primary(const ApiCall& call, int64_t now);
   std::vector<uintptr_t> keep_primary(const ApiCall& call, int64_t now);

@@ -33,6 +33,9 @@ json python_frames(const LaunchRecord& r) {
 
 // Raw frames for every launch; resolved names, files and lines too when resolve is set (the culprit and the
 // candidates: symbolizing the whole ring would cost more than it tells).
+// Text, or null where there is none.
+json text_or_null(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
+
 json native_frames(const LaunchRecord& r, bool resolve) {
   json frames = json::array();
   unsigned depth = std::min<unsigned>(r.stack_depth, kMaxStackFrames);
@@ -42,8 +45,8 @@ json native_frames(const LaunchRecord& r, bool resolve) {
   }
   for (const ResolvedFrame& f : symbolize(r.stack, depth)) {
     json frame = {{"pc", hex(f.pc)}, {"module", f.module}, {"offset", hex(f.offset)}};
-    frame["function"] = f.function.empty() ? json(nullptr) : json(f.function);
-    frame["file"] = f.file.empty() ? json(nullptr) : json(f.file);
+    frame["function"] = text_or_null(f.function);
+    frame["file"] = text_or_null(f.file);
     frame["line"] = f.line == 0 ? json(nullptr) : json(f.line);
     frames.push_back(frame);
   }
@@ -63,7 +66,7 @@ const char* state_name(GraphNodeState s) {
 
 json origin_or_null(const LaunchRecord& r) {
   std::string where = short_origin(r);
-  return where.empty() ? json(nullptr) : json(where);
+  return text_or_null(where);
 }
 
 // A graph's kernel node: which one, and what its breadcrumb said in the replay that failed.
@@ -219,8 +222,6 @@ json first_error_section(const Findings& f) {
   return nullptr;
 }
 
-json text_or_null(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
-
 // The GPUs the job used, the failing one first (core/device_use.h); for the others, what their calls showed after
 // the first error.
 json devices_section(const Findings& f) {
@@ -281,7 +282,7 @@ json compiled_section(const LaunchRecord& r) {
           {"source_nodes", c->source_nodes},
           {"aten_ops", c->aten_ops},
           {"model_lines", model_lines(*c)},
-          {"model_lines_missing", c->model_lines_missing.empty() ? json(nullptr) : json(c->model_lines_missing)},
+          {"model_lines_missing", text_or_null(c->model_lines_missing)},
           // Triton compiles each tl.device_assert with its own source location: the device's line names the
           // kernel's generated file, never the model.
           {"device_line_location", "the Triton kernel's generated file"},
@@ -350,7 +351,6 @@ json recent_launches_section(const std::vector<LaunchRecord>& recent) {
 // Which CUDA runtime, CUPTI and PyTorch the job ran with (job_environment.h); null members for what it had not loaded.
 json environment_section(const std::vector<LoadedModule>& modules, const ToolInfo& tool) {
   JobEnvironment e = job_environment(modules, tool.cupti_path, tool.cupti_api_version);
-  auto or_null = [](const std::string& s) { return s.empty() ? json(nullptr) : json(s); };
   json runtime = e.runtime_library.empty() ? json(nullptr)
                                            : json{{"library", e.runtime_library}, {"soname", e.runtime_soname}};
   json cupti = e.cupti_library.empty()
@@ -359,7 +359,7 @@ json environment_section(const std::vector<LoadedModule>& modules, const ToolInf
                           {"api_version", e.cupti_api_version == 0 ? json(nullptr) : json(e.cupti_api_version)}};
   json torch = e.torch_version.empty()
                    ? json(nullptr)
-                   : json{{"version", e.torch_version}, {"cuda", or_null(e.torch_cuda)}, {"path", e.torch_dir}};
+                   : json{{"version", e.torch_version}, {"cuda", text_or_null(e.torch_cuda)}, {"path", e.torch_dir}};
   return {{"cuda_runtime", runtime}, {"cupti", cupti}, {"torch", torch}};
 }
 
